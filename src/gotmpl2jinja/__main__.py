@@ -1,0 +1,3 @@
+from gotmpl2jinja.cli import main
+
+main()

@@ -1,0 +1,76 @@
+"""The command line: `gotmpl2jinja parse|render|convert|verify|migrate|compare`.
+
+Each command is thin: it reads inputs, calls one stage's API and prints. Every error this
+package raises on purpose is printed as `FILE:LINE:COL: message` (or a plain sentence) and the
+command exits 1; nothing here prints a Python traceback for bad input.
+
+Exit codes: 0 success; 1 invalid input / translation impossible / divergence found;
+2 usage error (click's own).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(func: F) -> F:
+    """Turn the package's own errors (and unreadable files) into one line on stderr, exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except Gotmpl2JinjaError as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(1)
+        except (OSError, UnicodeDecodeError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """Read a template file (or `-` for standard input); returns (display name, text)."""
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    data = Path(path).read_bytes()
+    return path, data.decode("utf-8")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gotmpl2jinja")
+def cli() -> None:
+    """Translate Ollama's Go chat templates into equivalent Jinja chat templates."""
+
+
+@cli.command()
+@click.argument("file")
+@click.option("--json", "as_json", is_flag=True, help="Print the AST as JSON.")
+@friendly_errors
+def parse(file: str, as_json: bool) -> None:
+    """Parse a Go template and print its AST (and Ollama's parse-time facts)."""
+    from gotmpl2jinja.parser import parse as parse_template
+    from gotmpl2jinja.show import ast_to_json, ast_to_text
+
+    name, text = read_source(file)
+    template = parse_template(text, name=name)
+    click.echo(ast_to_json(template) if as_json else ast_to_text(template))
+
+
+def main() -> None:
+    cli(prog_name="gotmpl2jinja")
+
+
+if __name__ == "__main__":
+    main()
