@@ -1,0 +1,242 @@
+"""The conversation contract (docs: equivalence-contract.md): one JSON object, two renderings.
+
+A conversation is the subset of Ollama's `/api/chat` request body that reaches a template. The Go
+side gets it as is (the reference renderer decodes it like Ollama does); the Jinja side gets the
+variables a Hugging Face user would pass, built here by `jinja_context`. Both sides must start
+from the same validated object, so a malformed one is refused with a sentence, not a traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+#: Values Ollama accepts for `think` besides true/false (other strings are a 400 there).
+THINK_LEVELS = ("low", "medium", "high", "max")
+
+_TOP_KEYS = ("messages", "tools", "think", "prompt", "suffix")
+_MESSAGE_KEYS = ("role", "content", "thinking", "tool_calls", "tool_name", "tool_call_id")
+_STRING_MESSAGE_KEYS = ("content", "thinking", "tool_name", "tool_call_id")
+
+
+class ConversationError(Gotmpl2JinjaError):
+    """A conversation that does not follow the contract's format."""
+
+
+def _fail(where: str, message: str) -> ConversationError:
+    return ConversationError(f"{where}: {message}" if where else message)
+
+
+def _kind(value: Any) -> str:
+    """A JSON-ish name for a Python value, for error sentences."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _check_json(value: Any, where: str) -> None:
+    """Only JSON values may travel (to Go, to node): no NaN/Infinity, no tuples, string keys."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _fail(where, f"{value!r} is not a JSON number")
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_json(item, f"{where}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _fail(where, f"object key {key!r} is not a string")
+            _check_json(item, f"{where}.{key}")
+        return
+    raise _fail(where, f"{type(value).__name__} is not a JSON value")
+
+
+def _check_tool_call(call: Any, where: str) -> None:
+    if not isinstance(call, dict):
+        raise _fail(where, f"a tool call must be an object, not {_kind(call)}")
+    unknown = set(call) - {"id", "type", "function"}
+    if unknown:
+        raise _fail(where, f"unknown tool call field(s) {sorted(unknown)}; "
+                           "expected id and function")
+    if "id" in call and not isinstance(call["id"], str):
+        raise _fail(f"{where}.id", f"must be a string, not {_kind(call['id'])}")
+    if "type" in call and call["type"] != "function":
+        raise _fail(f"{where}.type", 'must be "function" when given')
+    function = call.get("function")
+    if not isinstance(function, dict):
+        raise _fail(f"{where}.function", f"must be an object, not {_kind(function)}")
+    unknown = set(function) - {"index", "name", "arguments"}
+    if unknown:
+        raise _fail(f"{where}.function", f"unknown field(s) {sorted(unknown)}; "
+                                         "expected index, name and arguments")
+    if "name" in function and not isinstance(function["name"], str):
+        raise _fail(f"{where}.function.name", f"must be a string, not {_kind(function['name'])}")
+    if "index" in function and (
+        isinstance(function["index"], bool) or not isinstance(function["index"], int)
+    ):
+        raise _fail(f"{where}.function.index",
+                    f"must be an integer, not {_kind(function['index'])}")
+    if "arguments" in function:
+        arguments = function["arguments"]
+        if not isinstance(arguments, dict):
+            raise _fail(f"{where}.function.arguments",
+                        f"must be an object, not {_kind(arguments)}")
+        _check_json(arguments, f"{where}.function.arguments")
+
+
+def _check_message(message: Any, where: str) -> None:
+    if not isinstance(message, dict):
+        raise _fail(where, f"a message must be an object, not {_kind(message)}")
+    if "role" not in message:
+        raise _fail(where, "a message needs a role")
+    if "images" in message:
+        raise _fail(f"{where}.images", "images are out of scope for now")
+    unknown = set(message) - set(_MESSAGE_KEYS)
+    if unknown:
+        raise _fail(where, f"unknown message field(s) {sorted(unknown)}; "
+                           f"expected {', '.join(_MESSAGE_KEYS)}")
+    if not isinstance(message["role"], str):
+        raise _fail(f"{where}.role", f"must be a string, not {_kind(message['role'])}")
+    for key in _STRING_MESSAGE_KEYS:
+        if key in message and not isinstance(message[key], str):
+            raise _fail(f"{where}.{key}", f"must be a string, not {_kind(message[key])}")
+    if "tool_calls" in message:
+        calls = message["tool_calls"]
+        if not isinstance(calls, list):
+            raise _fail(f"{where}.tool_calls", f"must be an array, not {_kind(calls)}")
+        for j, call in enumerate(calls):
+            _check_tool_call(call, f"{where}.tool_calls[{j}]")
+
+
+def _check_tools(tools: Any) -> None:
+    if not isinstance(tools, list):
+        raise _fail("tools", f"must be an array, not {_kind(tools)}")
+    for i, tool in enumerate(tools):
+        where = f"tools[{i}]"
+        if not isinstance(tool, dict):
+            raise _fail(where, f"a tool must be an object, not {_kind(tool)}")
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            raise _fail(f"{where}.function", f"must be an object, not {_kind(function)}")
+        for key in ("name", "description"):
+            if key in function and not isinstance(function[key], str):
+                raise _fail(f"{where}.function.{key}",
+                            f"must be a string, not {_kind(function[key])}")
+        if "parameters" in function and not isinstance(function["parameters"], dict):
+            raise _fail(f"{where}.function.parameters",
+                        f"must be an object, not {_kind(function['parameters'])}")
+        _check_json(tool, where)
+
+
+def validate(conv: Any) -> dict[str, Any]:
+    """Check a conversation against the contract; return it unchanged (raises ConversationError).
+
+    Refused: a non-object, unknown fields (a typo would otherwise silently test nothing), fields
+    of the wrong JSON type, a `think` Ollama would answer 400 to, half a fill-in-the-middle
+    request, or messages mixed with one.
+    """
+    if not isinstance(conv, dict):
+        raise _fail("", f"a conversation must be a JSON object, not {_kind(conv)}")
+    unknown = set(conv) - set(_TOP_KEYS)
+    if unknown:
+        raise _fail("", f"unknown conversation field(s) {sorted(unknown)}; "
+                        f"expected {', '.join(_TOP_KEYS)}")
+    if "think" in conv:
+        think = conv["think"]
+        if not (isinstance(think, bool) or think in THINK_LEVELS):
+            raise _fail("think", f"must be true, false or one of {', '.join(THINK_LEVELS)}, "
+                                 f"not {think!r}")
+    if is_fim(conv):
+        for key in ("prompt", "suffix"):
+            if not isinstance(conv[key], str) or conv[key] == "":
+                raise _fail(key, "must be a non-empty string for fill-in-the-middle")
+        if "messages" in conv or "tools" in conv:
+            raise _fail("", "a fill-in-the-middle request (prompt + suffix) has no messages "
+                            "or tools")
+        return conv
+    if "prompt" in conv or "suffix" in conv:
+        raise _fail("", "fill-in-the-middle needs both prompt and suffix")
+    messages = conv.get("messages", [])
+    if not isinstance(messages, list):
+        raise _fail("messages", f"must be an array, not {_kind(messages)}")
+    for i, message in enumerate(messages):
+        _check_message(message, f"messages[{i}]")
+    if "tools" in conv:
+        _check_tools(conv["tools"])
+    return conv
+
+
+def is_fim(conv: dict[str, Any]) -> bool:
+    """A fill-in-the-middle request: Ollama's suffix path (both prompt and suffix given)."""
+    return "prompt" in conv and "suffix" in conv
+
+
+def _jinja_message(message: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message["role"], "content": message.get("content", "")}
+    if "thinking" in message:
+        out["reasoning_content"] = message["thinking"]
+    if "tool_calls" in message:
+        calls = []
+        for call in message["tool_calls"]:
+            function = call["function"]
+            jinja_call: dict[str, Any] = {"type": "function"}
+            if "id" in call:
+                jinja_call["id"] = call["id"]
+            jinja_function: dict[str, Any] = {
+                "name": function.get("name", ""),
+                "arguments": copy.deepcopy(function.get("arguments", {})),
+            }
+            if "index" in function:
+                jinja_function["index"] = function["index"]
+            jinja_call["function"] = jinja_function
+            calls.append(jinja_call)
+        out["tool_calls"] = calls
+    if "tool_name" in message:
+        out["name"] = message["tool_name"]
+    if "tool_call_id" in message:
+        out["tool_call_id"] = message["tool_call_id"]
+    return out
+
+
+def jinja_context(conv: dict[str, Any]) -> dict[str, Any]:
+    """The Jinja variables of the contract table, for a validated conversation.
+
+    "When present" means the key is present (an empty string or list is still passed), the way
+    a Hugging Face user would pass it; a missing tool-call name is "" and missing arguments {}
+    (what Go sees for them). The result is a fresh copy: engines never share state with `conv`.
+    """
+    context: dict[str, Any] = {}
+    if is_fim(conv):
+        context["messages"] = []
+        context["prompt"] = conv["prompt"]
+        context["suffix"] = conv["suffix"]
+        context["add_generation_prompt"] = True
+    else:
+        messages = [_jinja_message(m) for m in conv.get("messages", [])]
+        context["messages"] = messages
+        if "tools" in conv:
+            context["tools"] = copy.deepcopy(conv["tools"])
+        context["add_generation_prompt"] = not messages or messages[-1]["role"] != "assistant"
+    if "think" in conv:
+        think = conv["think"]
+        context["enable_thinking"] = think is not False
+        if isinstance(think, str):
+            context["reasoning_effort"] = think
+    return context

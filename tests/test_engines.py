@@ -1,0 +1,125 @@
+"""Every engine is configured like its real host, and the portability facts the project relies on
+(docs/jinja-portability.md §2) hold on each of them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from gotmpl2jinja.engines import ENGINES, Engine, TemplateRaised, get_engine, get_engines, is_raised
+from gotmpl2jinja.errors import RenderError
+
+ALL = list(ENGINES)
+CONTEXT = {
+    "messages": [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "héllo <b>&"},
+        {"role": "assistant", "content": "A"},
+    ],
+    "d": {"b": 1, "a": 2},
+}
+
+
+@pytest.fixture(params=ALL)
+def engine(request: pytest.FixtureRequest) -> Engine:
+    return get_engine(request.param)
+
+
+def test_registry_has_the_four_configurations() -> None:
+    assert ALL == ["jinja2", "hfjinja", "minijinja", "minijinja-trim"]
+    assert [e.name for e in get_engines(["minijinja-trim", "jinja2"])] == ["minijinja-trim",
+                                                                          "jinja2"]
+
+
+def test_unknown_engine_is_a_clear_error() -> None:
+    with pytest.raises(RenderError, match="unknown engine 'jinja3'; choose from jinja2"):
+        get_engines(["jinja3"])
+
+
+def test_renders_a_chat_loop(engine: Engine) -> None:
+    template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{{ '\n' }}{% endfor %}"
+    assert engine.render(template, CONTEXT) == "<|system|>S\n<|user|>héllo <b>&\n<|assistant|>A\n"
+
+
+def test_newline_expression_survives_trim_settings(engine: Engine) -> None:
+    template = "{% if true %}\n  a{{ '\n' }}{% endif %}\nb"
+    out = engine.render(template, {})
+    # The `{{ '\n' }}` newline is kept everywhere; only the block-adjacent text differs by setting.
+    if engine.name == "minijinja":
+        assert out == "\n  a\n\nb"
+    else:
+        assert out == "  a\nb"
+
+
+def test_namespace_assignment_inside_a_loop_is_visible_after_it(engine: Engine) -> None:
+    template = ("{%- set ns = namespace(n=0, last='') -%}{%- for m in messages -%}"
+                "{%- set ns.n = ns.n + 1 -%}{%- set ns.last = m.role -%}{%- endfor -%}"
+                "{{ ns.n }}/{{ ns.last }}")
+    assert engine.render(template, CONTEXT) == "3/assistant"
+
+
+def test_raise_exception_is_distinguishable_from_an_engine_error(engine: Engine) -> None:
+    with pytest.raises(TemplateRaised) as info:
+        engine.render("a{{ raise_exception('no system role') }}", CONTEXT)
+    assert info.value.message == "no system role"
+    assert is_raised(info.value)
+    with pytest.raises(RenderError) as compile_error:
+        engine.render("{% if %}", {})
+    assert not is_raised(compile_error.value)
+
+
+def test_strftime_now_reads_the_pinned_clock(engine: Engine) -> None:
+    now = dt.datetime(2024, 2, 29, 23, 58, 7)
+    assert engine.render("{{ strftime_now('%Y-%m-%d %H:%M') }}", {}, now=now) == "2024-02-29 23:58"
+
+
+def test_float_and_int_keep_their_type(engine: Engine) -> None:
+    # A Python float that happens to be integral must not become an int on the way (to node).
+    context = {"f": 1.0, "i": 1, "big": 1e21, "neg": -0.0, "small": 1e-07, "nested": [{"x": 2.0}]}
+    template = "{{ f }} {{ i }} {{ big }} {{ neg }} {{ small }} {{ nested[0].x }}"
+    expected = {
+        "jinja2": "1.0 1 1e+21 -0.0 1e-07 2.0",
+        "hfjinja": "1.0 1 1e+21 -0.0 1e-7 2.0",
+        # Rust's f64 Display never uses an exponent.
+        "minijinja": "1.0 1 1000000000000000000000.0 -0.0 0.0000001 2.0",
+    }
+    assert engine.render(template, context) == expected.get(engine.name, expected["minijinja"])
+
+
+def test_tojson_is_configured_like_the_host(engine: Engine) -> None:
+    out = engine.render("{{ messages[1].content|tojson }} {{ d|tojson }}", CONTEXT)
+    if engine.name.startswith("minijinja"):
+        assert out == '"héllo \\u003cb\\u003e\\u0026" {"b": 1, "a": 2}'  # minijinja escapes
+    else:
+        assert out == '"héllo <b>&" {"b": 1, "a": 2}'  # transformers: plain json.dumps
+
+
+def test_transformers_tojson_keyword_arguments() -> None:
+    out = get_engine("jinja2").render(
+        "{{ d|tojson(indent=2) }}|{{ d|tojson(separators=(',', ':'), sort_keys=true) }}",
+        {"d": {"b": 1, "a": "é"}},
+    )
+    assert out == '{\n  "b": 1,\n  "a": "é"\n}|{"a":"é","b":1}'
+
+
+def test_immutable_sandbox_forbids_list_append() -> None:
+    with pytest.raises(RenderError, match="SecurityError"):
+        get_engine("jinja2").render("{% set l = [] %}{{ l.append(1) }}", {})
+
+
+def test_undefined_attribute_chain_differs_between_engines() -> None:
+    # Documented portability fact the emitter must avoid: only hf.js prints '' here.
+    with pytest.raises(RenderError):
+        get_engine("jinja2").render("{{ foo.bar.baz }}", {})
+    assert get_engine("hfjinja").render("{{ foo.bar.baz }}", {}) == ""
+
+
+def test_hfjinja_is_the_pinned_version() -> None:
+    engine = get_engine("hfjinja")
+    assert engine.version == "0.5.11"  # type: ignore[attr-defined]
+
+
+def test_hfjinja_survives_unicode_and_lone_surrogates() -> None:
+    text = "\u05e9\u05dc\u05d5\u05dd e\u0301 🙂\u00a0\ud800"
+    assert get_engine("hfjinja").render("{{ t }}", {"t": text}) == text
