@@ -210,6 +210,7 @@ def parse_modelfile(text: str | bytes, name: str = "Modelfile") -> Modelfile:
     cmd_keyword = ""
     cmd_line = 1
     role = ""
+    warned_new: set[str] = set()
     line, col = 1, 1
     length = len(source)
 
@@ -272,6 +273,13 @@ def parse_modelfile(text: str | bytes, name: str = "Modelfile") -> Modelfile:
             continue
         if go_is_print(keep):
             buffer.append(keep)
+            if unicodedata.category(keep) == "Cn" and keep not in warned_new:
+                warned_new.add(keep)
+                result.warnings.append(
+                    f"{name}:{here_line}:{here_col}: {_describe(keep)} is newer than Unicode "
+                    f"{unicodedata.unidata_version}; kept here (Unicode {UNICODE_VERSION}), but "
+                    "Ollama keeps it only if its Go's Unicode tables know it"
+                )
         elif keep not in _KEPT_UNPRINTABLE:
             where = f"{cmd_keyword.upper()} value" if state is _State.VALUE else "a command"
             result.warnings.append(
