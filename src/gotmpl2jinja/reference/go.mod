@@ -1,0 +1,3 @@
+module gotmpl2jinja/reference
+
+go 1.24

@@ -1,0 +1,253 @@
+// Command reference is the ground truth of gotmpl2jinja: it renders an Ollama chat template
+// exactly as Ollama's Template.Parse/Execute would, on Go's real text/template.
+//
+// It serves JSON lines on stdin/stdout, one request and one response per line, so that a
+// single long-lived process can answer thousands of renders a second:
+//
+//	{"id":1,"op":"render","template":"…","conversation":{…},"now":"2026-08-21T12:00:00Z",
+//	 "function_json":true,"modelfile_system":"…","modelfile_messages":[…]}
+//	→ {"id":1,"ok":true,"output":"…"}   (or "output_b64" when the bytes are not UTF-8)
+//	→ {"id":1,"ok":false,"kind":"execute","error":"template: :3:5: executing …"}
+//
+// op "parse" answers {"ok":true,"vars":[…],"path":"messages|legacy"} or the parse error.
+// A panic while serving one request is recovered and reported; the process keeps serving.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxOutput bounds one rendering, so a runaway template fails instead of eating memory.
+const maxOutput = 64 << 20
+
+// maxCached bounds the parsed-template cache (cleared when full).
+const maxCached = 4096
+
+type request struct {
+	ID                int64           `json:"id"`
+	Op                string          `json:"op"`
+	Template          string          `json:"template"`
+	Conversation      json.RawMessage `json:"conversation"`
+	Now               string          `json:"now"`
+	FunctionJSON      *bool           `json:"function_json"`
+	ModelfileSystem   string          `json:"modelfile_system"`
+	ModelfileMessages []apiMessage    `json:"modelfile_messages"`
+}
+
+type response struct {
+	ID        int64    `json:"id"`
+	OK        bool     `json:"ok"`
+	Output    *string  `json:"output,omitempty"`
+	OutputB64 string   `json:"output_b64,omitempty"`
+	Kind      string   `json:"kind,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	Vars      []string `json:"vars,omitempty"`
+	Path      string   `json:"path,omitempty"`
+}
+
+// conversation is the /api/chat subset of the equivalence contract.
+type conversation struct {
+	Messages []apiMessage `json:"messages"`
+	Tools    []apiTool    `json:"tools"`
+	Think    *thinkValue  `json:"think"`
+	Prompt   string       `json:"prompt"`
+	Suffix   string       `json:"suffix"`
+}
+
+// thinkValue accepts what Ollama's api.ThinkValue accepts: a boolean or a level string.
+type thinkValue struct{ value any }
+
+func (t *thinkValue) UnmarshalJSON(data []byte) error {
+	var b bool
+	if err := json.Unmarshal(data, &b); err == nil {
+		t.value = b
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		switch s {
+		case "high", "medium", "low", "max":
+			t.value = s
+			return nil
+		}
+		return fmt.Errorf("invalid think value: %q (must be \"high\", \"medium\", \"low\", \"max\", true, or false)", s)
+	}
+	return errors.New("think must be a boolean or string (\"high\", \"medium\", \"low\", \"max\", true, or false)")
+}
+
+// think gives (.Think, .ThinkLevel, .IsThinkSet) per ollama-semantics.md §7.
+func (t *thinkValue) think() (bool, string, bool) {
+	if t == nil || t.value == nil {
+		return false, "", false
+	}
+	switch v := t.value.(type) {
+	case bool:
+		if v {
+			return true, "medium", true
+		}
+		return false, "", true
+	case string:
+		return true, v, true
+	}
+	return false, "", true
+}
+
+type requestError struct{ msg string }
+
+func (e requestError) Error() string { return e.msg }
+
+type limitedBuffer struct{ bytes.Buffer }
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > maxOutput {
+		return 0, fmt.Errorf("output exceeds %d bytes", maxOutput)
+	}
+	return b.Buffer.Write(p)
+}
+
+type server struct {
+	cache map[string]*ollamaTemplate
+}
+
+func (s *server) template(src string) (*ollamaTemplate, error) {
+	if t, ok := s.cache[src]; ok {
+		return t, nil
+	}
+	t, err := parseOllama(src)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.cache) >= maxCached {
+		clear(s.cache)
+	}
+	s.cache[src] = t
+	return t, nil
+}
+
+func (s *server) serve(req *request) (resp response) {
+	resp.ID = req.ID
+	defer func() {
+		if r := recover(); r != nil {
+			resp = response{ID: req.ID, Kind: "panic", Error: fmt.Sprintf("panic: %v", r)}
+		}
+	}()
+	switch req.Op {
+	case "parse":
+		t, err := s.template(req.Template)
+		if err != nil {
+			return response{ID: req.ID, Kind: "parse", Error: err.Error()}
+		}
+		path := "legacy"
+		if t.executePath(&values{}) == "messages" {
+			path = "messages"
+		}
+		return response{ID: req.ID, OK: true, Vars: t.vars, Path: path}
+	case "render":
+		return s.render(req)
+	}
+	return response{ID: req.ID, Kind: "request", Error: fmt.Sprintf("unknown op %q", req.Op)}
+}
+
+func (s *server) render(req *request) response {
+	v, err := requestValues(req)
+	if err != nil {
+		return response{ID: req.ID, Kind: "request", Error: err.Error()}
+	}
+	t, err := s.template(req.Template)
+	if err != nil {
+		return response{ID: req.ID, Kind: "parse", Error: err.Error()}
+	}
+	var out limitedBuffer
+	if err := t.execute(&out, v); err != nil {
+		kind := "execute"
+		if strings.HasPrefix(err.Error(), "panic: ") {
+			kind = "panic"
+		}
+		return response{ID: req.ID, Kind: kind, Error: err.Error()}
+	}
+	resp := response{ID: req.ID, OK: true}
+	if utf8.Valid(out.Bytes()) {
+		text := out.String()
+		resp.Output = &text
+	} else {
+		resp.OutputB64 = base64.StdEncoding.EncodeToString(out.Bytes())
+	}
+	return resp
+}
+
+// requestValues decodes the conversation like Ollama's server does and applies the Modelfile
+// SYSTEM/MESSAGE rule (§8) and the think table (§7).
+func requestValues(req *request) (*values, error) {
+	var conv conversation
+	if len(req.Conversation) > 0 {
+		if err := json.Unmarshal(req.Conversation, &conv); err != nil {
+			return nil, requestError{"conversation: " + err.Error()}
+		}
+	}
+	clock = defaultClock
+	if req.Now != "" {
+		now, err := time.Parse(time.RFC3339Nano, req.Now)
+		if err != nil {
+			return nil, requestError{fmt.Sprintf("now: %q is not an RFC 3339 time", req.Now)}
+		}
+		clock = now
+	}
+	for i := range conv.Messages {
+		conv.Messages[i].Role = strings.ToLower(conv.Messages[i].Role) // as api.Message decodes
+	}
+	// Ollama: Modelfile MESSAGEs come first; Modelfile SYSTEM leads unless the request starts
+	// with a system message.
+	var msgs []apiMessage
+	if req.ModelfileSystem != "" && (len(conv.Messages) == 0 || conv.Messages[0].Role != "system") {
+		msgs = append(msgs, apiMessage{Role: "system", Content: req.ModelfileSystem})
+	}
+	msgs = append(msgs, req.ModelfileMessages...)
+	msgs = append(msgs, conv.Messages...)
+	think, level, isSet := conv.Think.think()
+	functionJSON := req.FunctionJSON == nil || *req.FunctionJSON
+	return &values{
+		Messages: msgs, Tools: conv.Tools, Prompt: conv.Prompt, Suffix: conv.Suffix,
+		Think: think, ThinkLevel: level, IsThinkSet: isSet, FunctionJSON: functionJSON,
+	}, nil
+}
+
+var defaultClock = clock
+
+func main() {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<16)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	s := &server{cache: map[string]*ollamaTemplate{}}
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var req request
+			var resp response
+			if jerr := json.Unmarshal(line, &req); jerr != nil {
+				resp = response{Kind: "request", Error: "bad request line: " + jerr.Error()}
+			} else {
+				resp = s.serve(&req)
+			}
+			if eerr := enc.Encode(&resp); eerr != nil {
+				fmt.Fprintln(os.Stderr, eerr)
+				os.Exit(1)
+			}
+			if ferr := out.Flush(); ferr != nil {
+				os.Exit(1)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
