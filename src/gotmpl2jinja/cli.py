@@ -68,6 +68,30 @@ def parse(file: str, as_json: bool) -> None:
     click.echo(ast_to_json(template) if as_json else ast_to_text(template))
 
 
+@cli.command()
+@click.argument("template")
+@click.argument("conversation")
+@click.option("--ollama", is_flag=True, default=True,
+              help="Render as Ollama does (Go reference renderer; the default and only mode).")
+@click.option("--now", default=None, help="Pinned clock for currentDate, RFC 3339.")
+@click.option("--go-struct-function", is_flag=True,
+              help="Print {{ .Function }} of a tool as Go structs, like Ollama v0.33.")
+@click.option("--timeout", type=float, default=None, help="Seconds before giving up.")
+@friendly_errors
+def render(template: str, conversation: str, ollama: bool, now: str | None,
+           go_struct_function: bool, timeout: float | None) -> None:
+    """Print exactly what Ollama renders for TEMPLATE and CONVERSATION.json (no added newline)."""
+    from gotmpl2jinja.reference import ReferenceRenderer, load_conversation
+
+    _, text = read_source(template)
+    with ReferenceRenderer() as renderer:
+        if timeout is not None:
+            renderer.timeout = timeout
+        output = renderer.render(text, load_conversation(conversation), now=now,
+                                 function_json=not go_struct_function)
+    click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 
