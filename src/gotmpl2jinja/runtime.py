@@ -1,0 +1,643 @@
+"""The runtime library: portable Jinja macros that print values exactly as Go does.
+
+Why macros: portable Jinja has no filter that writes Go's bytes on every engine — `tojson`
+differs per engine (spacing, HTML escaping, key order), numbers print as Python, JavaScript or
+Rust would print them, `sort` is case-insensitive by default. The translator pastes the macros a
+template needs (`macro_source`) at the top of the emitted template and calls them.
+
+Inputs are what the Jinja side receives under the equivalence contract: values decoded from the
+conversation JSON (dict / list / str / int / float / bool / None). Every JSON number reached Go
+as a float64, so every number macro first converts with `|float`.
+
+How the macros stay portable (see docs/jinja-portability.md §3):
+- Every tag is `{%- … -%}` and every output is a `{{- … -}}` expression, so a macro block renders
+  the same with trim_blocks/lstrip_blocks on or off. `macro_source` ends with `-%}`: text the
+  translator puts right after it loses its leading whitespace on every engine alike (emit leading
+  newlines as `{{ '\\n' }}`).
+- Strings are escaped by a `.replace` chain (no `tojson`); control characters are written as
+  `\\u00XX` escapes inside Jinja string literals, which jinja2, @huggingface/jinja and minijinja
+  all decode.
+- Numbers: the engine's own float-to-string (`x|float|string`) always carries the shortest
+  round-trip digits (Python `repr`, JavaScript `String`, Rust `Display`), only the layout differs
+  (`1e-07`, `1e-7`, `0.0000001`). `_go_decimal` extracts digits and decimal point from any of
+  those layouts; `_go_float` lays them out as Go does. @huggingface/jinja prints an integral
+  float with `toFixed(1)`, which gives the *exact* decimal (not the shortest) from 2**53 up;
+  `_go_float_parts` then also reads `x|float|int|string` and keeps the shorter digit string.
+- Map keys are sorted with `sort(case_sensitive=true)` (Go sorts bytewise; jinja2's default sort
+  ignores case). jinja2 and minijinja compare code points (= UTF-8 byte order); JavaScript
+  compares UTF-16 units, so on @huggingface/jinja keys that differ first at a character in
+  U+E000..U+FFFF versus one above U+FFFF sort differently from Go. Not fixable portably
+  (string `<` is not supported there); documented limit.
+- Struct fields are looked up the way Go's json.Unmarshal matches them: case-insensitively
+  (ASCII, plus the Kelvin sign and long s that Go's folding maps to `k`/`s`), the last matching
+  key of the object wins.
+
+Not supported (inputs Go would reject, or corners Go handles in ways a template cannot see):
+values that Go's json.Unmarshal refuses for a field (a number for `description`, …): Ollama
+answers 400, the macros print something; a struct-valued key given twice with different case
+(`"function"` and `"Function"`): Go merges both objects, the macros take the last one; lone UTF-16
+surrogates in strings (Go writes U+FFFD); NaN/Infinity (not JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Macro:
+    """One Jinja macro of the runtime: its call signature, contract and source."""
+
+    name: str
+    params: tuple[str, ...]
+    doc: str
+    source: str
+    deps: tuple[str, ...] = field(default=())
+
+
+def _lit(text: str) -> str:
+    """A single-quoted Jinja string literal that every engine decodes back to `text`."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif ord(ch) < 0x20 or ch in "\u2028\u2029\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "'" + "".join(out) + "'"
+
+
+# Go encoding/json's string escaping (HTMLEscape on, as json.Marshal does). Backslash first, so
+# the backslashes written by later replacements are not doubled again.
+_JSON_STRING_ESCAPES: list[tuple[str, str]] = [
+    ("\\", "\\\\"),
+    ('"', '\\"'),
+    ("\n", "\\n"),
+    ("\r", "\\r"),
+    ("\t", "\\t"),
+    ("\b", "\\b"),
+    ("\f", "\\f"),
+    *[(chr(c), f"\\u{c:04x}") for c in range(0x20) if chr(c) not in "\n\r\t\b\f"],
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+]
+
+_ESCAPE_CHAIN = "".join(
+    f".replace({_lit(old)}, {_lit(new)})" for old, new in _JSON_STRING_ESCAPES
+)
+
+#: Enough zeros for any plain (non-exponent) layout of a float64 by `json` or `%v`.
+_ZEROS = "'" + "0" * 24 + "'"
+
+
+def _fields(ns: str, obj: str, names: dict[str, str]) -> str:
+    """Jinja that reads struct fields from `obj` as Go's json.Unmarshal would.
+
+    `names` maps the JSON name (lower case) to a namespace attribute. Every attribute starts as
+    none and `<attr>_set` as false; for each key of `obj` in order, a key whose Go-folded form
+    equals the name sets the attribute (so the last matching key wins, as in Go).
+    """
+    attrs = ", ".join(f"{a}=none, {a}_set=false" for a in names.values())
+    lines = [f"{{%- set {ns} = namespace({attrs}) -%}}"]
+    lines.append(f"{{%- if {obj} is mapping -%}}{{%- for k in {obj} -%}}")
+    lines.append("{%- set kf = (k|lower).replace('\u017f', 's') -%}")
+    for i, (json_name, attr) in enumerate(names.items()):
+        kw = "if" if i == 0 else "elif"
+        lines.append(
+            f"{{%- {kw} kf == {_lit(json_name)} -%}}"
+            f"{{%- set {ns}.{attr} = {obj}[k] -%}}{{%- set {ns}.{attr}_set = true -%}}"
+        )
+    lines.append("{%- endif -%}{%- endfor -%}{%- endif -%}")
+    return "\n".join(lines)
+
+
+def _m(name: str, params: str, body: str) -> str:
+    return f"{{%- macro {name}({params}) -%}}\n{body.strip()}\n{{%- endmacro -%}}"
+
+
+_SOURCES: dict[str, str] = {}
+_DOCS: dict[str, str] = {}
+_DEPS: dict[str, tuple[str, ...]] = {}
+_PARAMS: dict[str, tuple[str, ...]] = {}
+
+
+def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = ()) -> None:
+    _SOURCES[name] = _m(name, params, body.replace("ZEROS", _ZEROS))
+    _DOCS[name] = doc
+    _DEPS[name] = deps
+    _PARAMS[name] = tuple(p.strip() for p in params.split(",") if p.strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# strings and numbers
+
+_define(
+    "json_string", "s",
+    "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
+    "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
+    "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
+    "{{- '\"' ~ s" + _ESCAPE_CHAIN + " ~ '\"' -}}",
+)
+
+_define(
+    "_go_decimal", "s",
+    "Internal: digits of an unsigned decimal as an engine printed it (`1.5e-07`, `1e-7`, "
+    "`0.00000015`, `150.0`) → `SIG POINT`: significant digits without leading/trailing zeros "
+    "(empty for zero) and the decimal point's position relative to them "
+    "(value = 0.SIG × 10^POINT).",
+    """
+{%- set parts = s.split('e') -%}
+{%- set exp = parts[1]|int if parts|length > 1 else 0 -%}
+{%- set mp = parts[0].split('.') -%}
+{%- set digits = mp[0] ~ (mp[1] if mp|length > 1 else '') -%}
+{%- set zl = digits.replace('0', ' ').lstrip() -%}
+{{- zl.rstrip().replace(' ', '0') ~ ' '
+    ~ ((mp[0]|length) + exp - (digits|length) + (zl|length))|string -}}
+""",
+)
+
+_define(
+    "_go_float_parts", "x",
+    "Internal: `SIGN SIG POINT` of float64(x), SIGN `-` or `+`, SIG the shortest round-trip "
+    "digits (see _go_decimal).",
+    """
+{%- set s = x|float|string -%}
+{%- set neg = s.startswith('-') -%}
+{%- set a = _go_decimal(s[1:] if neg else s).split(' ') -%}
+{%- if 'e' not in s and s.endswith('.0') and a[0]|length > 15 -%}
+{%- set t = x|float|int|string -%}
+{%- set b = _go_decimal(t[1:] if neg else t).split(' ') -%}
+{%- if b[0]|length < a[0]|length -%}{%- set a = b -%}{%- endif -%}
+{%- endif -%}
+{{- ('-' if neg else '+') ~ ' ' ~ a[0] ~ ' ' ~ a[1] -}}
+""",
+    ("_go_decimal",),
+)
+
+_define(
+    "_go_float", "x, verb",
+    "Internal: float64(x) laid out by Go: verb 'json' = encoding/json, anything else = fmt %v.",
+    """
+{%- set f = _go_float_parts(x).split(' ') -%}
+{%- set sig = f[1] -%}
+{%- set sign = '-' if f[0] == '-' else '' -%}
+{%- if sig == '' -%}
+{{- sign ~ '0' -}}
+{%- else -%}
+{%- set point = f[2]|int -%}
+{%- set e10 = point - 1 -%}
+{%- set j = verb == 'json' -%}
+{%- if (j and (e10 < -6 or e10 >= 21)) or (not j and (e10 < -4 or e10 >= 6)) -%}
+{%- set ae = (0 - e10) if e10 < 0 else e10 -%}
+{{- sign ~ sig[:1] ~ ('.' ~ sig[1:] if sig|length > 1 else '') ~ 'e'
+    ~ ('-' if e10 < 0 else '+') ~ ('0' if not j and ae < 10 else '') ~ ae|string -}}
+{%- elif point <= 0 -%}
+{{- sign ~ '0.' ~ ZEROS[:(0 - point)] ~ sig -}}
+{%- elif point >= sig|length -%}
+{{- sign ~ sig ~ ZEROS[:(point - sig|length)] -}}
+{%- else -%}
+{{- sign ~ sig[:point] ~ '.' ~ sig[point:] -}}
+{%- endif -%}
+{%- endif -%}
+""",
+    ("_go_float_parts",),
+)
+
+_define(
+    "json_number", "x",
+    "Go json.Marshal of float64(x): shortest round-trip digits, no `.0`; exponent form "
+    "(`1e-7`, `1e+21`, no zero padding) iff |x| < 1e-6 or |x| >= 1e21; `-0` for -0.0.",
+    "{{- _go_float(x, 'json') -}}",
+    ("_go_float",),
+)
+
+_define(
+    "print_number", "x",
+    "Go fmt %v of float64(x) (what `{{ . }}` prints for a JSON number): shortest round-trip "
+    "digits, exponent form (`1e+06`, `1e-05`, sign and at least two digits) iff the decimal "
+    "exponent is < -4 or >= 6 (`999999`, `1.234567e+06`); `-0` for -0.0.",
+    "{{- _go_float(x, 'v') -}}",
+    ("_go_float",),
+)
+
+_define(
+    "json_value", "v",
+    "Go json.Marshal of a decoded-JSON `any`: null/true/false, numbers as json_number, strings "
+    "as json_string, maps with keys sorted bytewise at every depth, compact. An undefined `v` "
+    "prints `null` (a nil interface).",
+    """
+{%- if v is not defined or v is none -%}{{- 'null' -}}
+{%- elif v is boolean -%}{{- 'true' if v else 'false' -}}
+{%- elif v is string -%}{{- json_string(v) -}}
+{%- elif v is number -%}{{- json_number(v) -}}
+{%- elif v is mapping -%}
+{{- '{' -}}
+{%- for k in v.keys()|list|sort(case_sensitive=true) -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value(v[k]) -}}
+{%- endfor -%}
+{{- '}' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in v -%}{{- (',' if not loop.first else '') ~ json_value(x) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_string", "json_number"),
+)
+
+_define(
+    "_go_print", "v",
+    "Internal: fmt %v of a decoded-JSON value inside a container (nil → `<nil>`).",
+    """
+{%- if v is not defined or v is none -%}{{- '<nil>' -}}
+{%- elif v is boolean -%}{{- 'true' if v else 'false' -}}
+{%- elif v is string -%}{{- v -}}
+{%- elif v is number -%}{{- print_number(v) -}}
+{%- elif v is mapping -%}
+{{- 'map[' -}}
+{%- for k in v.keys()|list|sort(case_sensitive=true) -%}
+{{- (' ' if not loop.first else '') ~ k ~ ':' ~ _go_print(v[k]) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in v -%}{{- (' ' if not loop.first else '') ~ _go_print(x) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("print_number",),
+)
+
+_define(
+    "print_value", "v",
+    "What text/template prints for a decoded-JSON `any` (`{{ $v }}`): strings as is, numbers "
+    "as print_number, `true`/`false`, maps `map[k:v k2:v2]` (keys sorted), slices `[a b]`, "
+    "`<nil>` for nil inside containers, `<no value>` for nil/undefined at the top.",
+    """
+{%- if v is not defined or v is none -%}{{- '<no value>' -}}
+{%- else -%}{{- _go_print(v) -}}
+{%- endif -%}
+""",
+    ("_go_print",),
+)
+
+# ---------------------------------------------------------------------------------------------
+# Ollama's tool shapes (ollama-semantics.md §5)
+
+_PROPERTY_FIELDS = {
+    "anyof": "anyof", "type": "type", "items": "items", "description": "description",
+    "enum": "enum", "properties": "properties", "required": "required",
+}
+
+_define(
+    "json_property", "p",
+    "Go json of an api.ToolProperty decoded from the request object `p`: keys anyOf, type, "
+    "items, description, enum, properties, required, each omitted when empty; `type` a string "
+    "for one element, an array otherwise (a JSON null type counts as one empty string); nested "
+    "`properties` in request order, each value a property; `p` none → `{}`.",
+    _fields("f", "p", _PROPERTY_FIELDS) + """
+{%- if f.type_set and f.type is none -%}{%- set types = [''] -%}
+{%- elif f.type is string -%}{%- set types = [f.type] -%}
+{%- elif f.type is none -%}{%- set types = [] -%}
+{%- else -%}{%- set types = f.type -%}{%- endif -%}
+{%- set out = namespace(s='') -%}
+{%- if f.anyof is not none and f.anyof|length > 0 -%}
+{%- set out.s = out.s ~ ',"anyOf":[' -%}
+{%- for a in f.anyof -%}
+{%- set out.s = out.s ~ (',' if not loop.first else '') ~ json_property(a) -%}
+{%- endfor -%}
+{%- set out.s = out.s ~ ']' -%}
+{%- endif -%}
+{%- if types|length == 1 -%}
+{%- set out.s = out.s ~ ',"type":' ~ json_string(types[0] if types[0] is not none else '') -%}
+{%- elif types|length > 1 -%}
+{%- set out.s = out.s ~ ',"type":[' -%}
+{%- for t in types -%}
+{%- set out.s = out.s ~ (',' if not loop.first else '')
+    ~ json_string(t if t is not none else '') -%}
+{%- endfor -%}
+{%- set out.s = out.s ~ ']' -%}
+{%- endif -%}
+{%- if f.items is not none -%}
+{%- set out.s = out.s ~ ',"items":' ~ json_value(f.items) -%}
+{%- endif -%}
+{%- if f.description is not none and f.description != '' -%}
+{%- set out.s = out.s ~ ',"description":' ~ json_string(f.description) -%}
+{%- endif -%}
+{%- if f.enum is not none and f.enum|length > 0 -%}
+{%- set out.s = out.s ~ ',"enum":' ~ json_value(f.enum) -%}
+{%- endif -%}
+{%- if f.properties is not none -%}
+{%- set out.s = out.s ~ ',"properties":{' -%}
+{%- for k in f.properties -%}
+{%- set out.s = out.s ~ (',' if not loop.first else '') ~ json_string(k) ~ ':'
+    ~ json_property(f.properties[k]) -%}
+{%- endfor -%}
+{%- set out.s = out.s ~ '}' -%}
+{%- endif -%}
+{%- if f.required is not none and f.required|length > 0 -%}
+{%- set out.s = out.s ~ ',"required":[' -%}
+{%- for r in f.required -%}
+{%- set out.s = out.s ~ (',' if not loop.first else '')
+    ~ json_string(r if r is not none else '') -%}
+{%- endfor -%}
+{%- set out.s = out.s ~ ']' -%}
+{%- endif -%}
+{{- '{' ~ out.s[1:] ~ '}' -}}
+""",
+    ("json_string", "json_value"),
+)
+
+_define(
+    "json_properties", "props",
+    "Go json of the top-level `parameters.properties` (a plain Go map of properties): keys "
+    "sorted bytewise, values as json_property; `null` when absent or null. (`{{ .Properties }}` "
+    "prints via String(), which gives `{}` for nil: use print_properties.)",
+    """
+{%- if props is not defined or props is none -%}{{- 'null' -}}
+{%- else -%}
+{{- '{' -}}
+{%- for k in props.keys()|list|sort(case_sensitive=true) -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(props[k]) -}}
+{%- endfor -%}
+{{- '}' -}}
+{%- endif -%}
+""",
+    ("json_string", "json_property"),
+)
+
+_define(
+    "print_properties", "props",
+    "What `{{ .Function.Parameters.Properties }}` prints (templateProperties.String()): "
+    "json_properties, but `{}` when absent or null.",
+    """
+{%- if props is not defined or props is none -%}{{- '{}' -}}
+{%- else -%}{{- json_properties(props) -}}{%- endif -%}
+""",
+    ("json_properties",),
+)
+
+_define(
+    "json_parameters", "p",
+    "Go json of a tool's `function.parameters` (templateToolFunctionParameters): "
+    "`{\"type\":…,[\"$defs\":…,][\"items\":…,][\"required\":[…],]\"properties\":…}`; `$defs` and "
+    "`items` omitted when null, `required` when empty, `properties` null when absent.",
+    _fields("f", "p", {
+        "type": "type", "$defs": "defs", "items": "items", "required": "required",
+        "properties": "properties",
+    }) + """
+{%- set out = namespace(s='{"type":' ~ json_string(f.type if f.type is string else '')) -%}
+{%- if f.defs is not none -%}
+{%- set out.s = out.s ~ ',"$defs":' ~ json_value(f.defs) -%}
+{%- endif -%}
+{%- if f.items is not none -%}
+{%- set out.s = out.s ~ ',"items":' ~ json_value(f.items) -%}
+{%- endif -%}
+{%- if f.required is not none and f.required|length > 0 -%}
+{%- set out.s = out.s ~ ',"required":[' -%}
+{%- for r in f.required -%}
+{%- set out.s = out.s ~ (',' if not loop.first else '')
+    ~ json_string(r if r is not none else '') -%}
+{%- endfor -%}
+{%- set out.s = out.s ~ ']' -%}
+{%- endif -%}
+{{- out.s ~ ',"properties":' ~ json_properties(f.properties) ~ '}' -}}
+""",
+    ("json_string", "json_value", "json_properties"),
+)
+
+_define(
+    "json_function", "fn",
+    "Go json of a tool's `function` (templateToolFunction): `{\"name\":…,\"description\":…,"
+    "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
+    _fields("f", "fn", {"name": "name", "description": "description", "parameters": "parameters"})
+    + """
+{{- '{"name":' ~ json_string(f.name if f.name is string else '')
+    ~ ',"description":' ~ json_string(f.description if f.description is string else '')
+    ~ ',"parameters":' ~ json_parameters(f.parameters) ~ '}' -}}
+""",
+    ("json_string", "json_parameters"),
+)
+
+_define(
+    "json_tool", "t",
+    "Go json of one tool (templateTool, also what `{{ . }}` prints inside `range .Tools`): "
+    "`{\"type\":…,[\"items\":…,]\"function\":…}`, items omitted when null.",
+    _fields("f", "t", {"type": "type", "items": "items", "function": "function"}) + """
+{{- '{"type":' ~ json_string(f.type if f.type is string else '')
+    ~ (',"items":' ~ json_value(f.items) if f.items is not none else '')
+    ~ ',"function":' ~ json_function(f.function) ~ '}' -}}
+""",
+    ("json_string", "json_value", "json_function"),
+)
+
+_define(
+    "json_tools", "ts",
+    "Go json of the tool list (`{{ .Tools }}` and `{{ json .Tools }}` print the same): `null` "
+    "when absent/none, `[]` for an empty list.",
+    """
+{%- if ts is not defined or ts is none -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for t in ts -%}{{- (',' if not loop.first else '') ~ json_tool(t) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_tool",),
+)
+
+_define(
+    "typescript_type", "p",
+    "Ollama's ToolProperty.ToTypeScriptType of a request property: anyOf alternatives joined "
+    "by ` | `; else no type → `any`; else each type mapped (string, number|integer→number, "
+    "boolean, array→`any[]`, object→`Record<string, any>`, null, other→any) joined by ` | `.",
+    _fields("f", "p", {"anyof": "anyof", "type": "type"}) + """
+{%- if f.anyof is not none and f.anyof|length > 0 -%}
+{%- for a in f.anyof -%}{{- (' | ' if not loop.first else '') ~ typescript_type(a) -}}{%- endfor -%}
+{%- else -%}
+{%- if f.type_set and f.type is none -%}{%- set types = [''] -%}
+{%- elif f.type is string -%}{%- set types = [f.type] -%}
+{%- elif f.type is none -%}{%- set types = [] -%}
+{%- else -%}{%- set types = f.type -%}{%- endif -%}
+{%- if types|length == 0 -%}{{- 'any' -}}
+{%- else -%}
+{%- for t in types -%}
+{{- ' | ' if not loop.first else '' -}}
+{%- if t == 'string' or t == 'boolean' or t == 'null' -%}{{- t -}}
+{%- elif t == 'number' or t == 'integer' -%}{{- 'number' -}}
+{%- elif t == 'array' -%}{{- 'any[]' -}}
+{%- elif t == 'object' -%}{{- 'Record<string, any>' -}}
+{%- else -%}{{- 'any' -}}{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- endif -%}
+""",
+)
+
+_define(
+    "print_property_type", "p",
+    "What `{{ $p.Type }}` prints (PropertyType.String()) for a request property: `` for no "
+    "type, the type for one, `[a b]` for several (a JSON null type is one empty string).",
+    _fields("f", "p", {"type": "type"}) + """
+{%- if f.type_set and f.type is none -%}{{- '' -}}
+{%- elif f.type is string -%}{{- f.type -}}
+{%- elif f.type is not none and f.type|length == 1 -%}
+{{- f.type[0] if f.type[0] is not none else '' -}}
+{%- elif f.type is not none and f.type|length > 1 -%}
+{{- '[' -}}
+{%- for t in f.type -%}
+{{- (' ' if not loop.first else '') ~ (t if t is not none else '') -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+)
+
+# ---------------------------------------------------------------------------------------------
+# tool calls, in the Jinja side's shape:
+# {"type", "id"?, "function": {"name", "arguments", "index"?}}
+
+_define(
+    "json_arguments", "args",
+    "Go json of a tool call's Arguments (`{{ json .Function.Arguments }}`): keys sorted, "
+    "`null` when the call had no arguments.",
+    "{{- json_value(args) -}}",
+    ("json_value",),
+)
+
+_define(
+    "print_arguments", "args",
+    "What `{{ .Function.Arguments }}` prints (templateArgs.String()): json_arguments, but `{}` "
+    "when the call had no arguments.",
+    """
+{%- if args is not defined or args is none -%}{{- '{}' -}}
+{%- else -%}{{- json_value(args) -}}{%- endif -%}
+""",
+    ("json_value",),
+)
+
+_define(
+    "_go_int", "n",
+    "Internal: a Go int field (tool call index) as printed/json-encoded: `0` when absent.",
+    """
+{%- if n is not defined or n is none -%}{{- '0' -}}
+{%- else -%}{{- n|int|string -}}{%- endif -%}
+""",
+)
+
+_define(
+    "json_tool_call", "c",
+    "Go json of a templateToolCall (no json tags, so Go field names): "
+    "`{\"ID\":…,\"Function\":{\"Index\":…,\"Name\":…,\"Arguments\":…}}`; takes one entry of "
+    "the Jinja side's `message.tool_calls`.",
+    """
+{%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
+{{- '{"ID":' ~ json_string(c.id if c.id is defined and c.id is not none else '')
+    ~ ',"Function":{"Index":' ~ _go_int(fn.index)
+    ~ ',"Name":' ~ json_string(fn.name if fn.name is defined and fn.name is not none else '')
+    ~ ',"Arguments":' ~ json_value(fn.arguments) ~ '}}' -}}
+""",
+    ("json_string", "json_value", "_go_int"),
+)
+
+_define(
+    "json_tool_calls", "calls",
+    "Go json of a message's ToolCalls: `null` when none/absent/empty (Ollama builds the slice "
+    "by appending, so no calls is a nil slice), else `[…]` of json_tool_call.",
+    """
+{%- if calls is not defined or calls is none or calls|length == 0 -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for c in calls -%}{{- (',' if not loop.first else '') ~ json_tool_call(c) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_tool_call",),
+)
+
+_define(
+    "print_tool_call_function", "fn",
+    "What `{{ .Function }}` of a tool call prints (Go struct syntax): `{INDEX NAME ARGS}` with "
+    "ARGS as print_arguments, e.g. `{0 get_weather {\"a\":1}}`.",
+    """
+{%- set fn = fn if fn is defined and fn is not none else {} -%}
+{{- '{' ~ _go_int(fn.index)
+    ~ ' ' ~ (fn.name if fn.name is defined and fn.name is not none else '')
+    ~ ' ' ~ print_arguments(fn.arguments) ~ '}' -}}
+""",
+    ("_go_int", "print_arguments"),
+)
+
+_define(
+    "print_tool_call", "c",
+    "What `{{ . }}` of one tool call prints (Go struct syntax): `{ID {INDEX NAME ARGS}}`, e.g. "
+    "`{call_1 {0 get_weather {\"a\":1}}}`; an absent id leaves an empty field (`{ {0 f {}}}`).",
+    """
+{{- '{' ~ (c.id if c.id is defined and c.id is not none else '')
+    ~ ' ' ~ print_tool_call_function(c.function) ~ '}' -}}
+""",
+    ("print_tool_call_function",),
+)
+
+_define(
+    "print_tool_calls", "calls",
+    "What `{{ .ToolCalls }}` prints: `[` print_tool_call joined by spaces `]`; `[]` when none.",
+    """
+{{- '[' -}}
+{%- if calls is defined and calls is not none -%}
+{%- for c in calls -%}{{- (' ' if not loop.first else '') ~ print_tool_call(c) -}}{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("print_tool_call",),
+)
+
+
+MACROS: dict[str, Macro] = {
+    name: Macro(name=name, params=_PARAMS[name], doc=_DOCS[name], source=_SOURCES[name],
+                deps=_DEPS[name])
+    for name in _SOURCES
+}
+
+
+def _closure(names: Iterable[str]) -> list[str]:
+    """The macros named plus everything they call, each after its dependencies."""
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen:
+            return
+        if name not in MACROS:
+            known = ", ".join(n for n in MACROS if not n.startswith("_"))
+            raise KeyError(f"unknown runtime macro {name!r}; known: {known}")
+        seen.add(name)
+        for dep in MACROS[name].deps:
+            visit(dep)
+        order.append(name)
+
+    for name in names:
+        visit(name)
+    return order
+
+
+def macro_source(names: Iterable[str]) -> str:
+    """Jinja source of the macros named and their dependencies, ready to paste at the top.
+
+    Dependencies come first (jinja2 resolves macro names at call time anyway, but a reader
+    should meet a macro before its use). The result starts with `{%-` and ends with `-%}`: it
+    writes nothing itself and strips whitespace on both sides on every engine.
+    """
+    return "\n".join(MACROS[name].source for name in _closure(names))
+
+
+def public_macros() -> list[str]:
+    """Names the translator may call (internal helpers start with `_`)."""
+    return [name for name in MACROS if not name.startswith("_")]
