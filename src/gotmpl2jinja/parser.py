@@ -1,0 +1,978 @@
+"""Parse a Go `text/template` (Go 1.27, default delimiters) into the typed AST of `nodes`.
+
+Lark (LALR, contextual lexer) tokenises the source and parses each action's body; the grammar
+is flat (a stream of text, comments and actions) and this module pairs `{{ end }}`/`{{ else }}`
+with their openers, applies trim markers, resolves variable scopes and function names, and
+decodes literals. Go's own parser does those checks outside its grammar too, so doing them here
+lets every rejection carry Go's verdict, Go's line and a message a person can act on.
+
+Go reports only a line for parse errors; the column we add is the place we blame.
+String literals decode like `strconv.Unquote`; a `\\xNN` escape that is not valid UTF-8 is kept
+as a lone surrogate (`surrogateescape`), so `text.encode("utf-8", "surrogateescape")` gives
+Go's bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lark import PostLex
+
+from gotmpl2jinja import nodes as n
+from gotmpl2jinja.errors import TemplateSyntaxError
+
+GO_BUILTINS = frozenset(
+    "and or not eq ne lt le gt ge len index slice print printf println html js urlquery call"
+    .split()
+)
+OLLAMA_FUNCS = frozenset({"json", "currentDate", "yesterdayDate", "toTypeScriptType"})
+KNOWN_FUNCS = GO_BUILTINS | OLLAMA_FUNCS
+
+_KEYWORDS = {
+    "if": "IF", "else": "ELSE", "end": "END", "range": "RANGE", "with": "WITH",
+    "define": "DEFINE", "template": "TEMPLATE", "block": "BLOCK", "break": "BREAK",
+    "continue": "CONTINUE", "nil": "NIL", "true": "BOOL", "false": "BOOL",
+}
+_GO_SPACE = " \t\r\n"
+# Tokens that end an operand, and those that start one: two of them touching is an error.
+_OPERAND_END = frozenset(
+    "IDENT FIELD CHAINFIELD VARIABLE DOT NUMBER STRING RAWSTRING CHAR RPAR BOOL NIL".split()
+)
+_OPERAND_START = frozenset("IDENT VARIABLE DOT NUMBER STRING RAWSTRING CHAR LPAR BOOL NIL".split())
+_WORDISH = frozenset(
+    "IDENT FIELD VARIABLE DOT BOOL NIL IF ELSE END RANGE WITH DEFINE TEMPLATE BLOCK BREAK "
+    "CONTINUE".split()
+)
+_ALNUM = re.compile(r"\w")
+_TERMINATOR_CHARS = frozenset(_GO_SPACE + ".,|:)(")
+
+
+def _grammar_text() -> str:
+    """The grammar ships in `gotmpl2jinja/grammar/` in a wheel and in `grammar/` in the repo."""
+    try:
+        packaged = resources.files("gotmpl2jinja").joinpath("grammar/gotemplate.lark")
+        if packaged.is_file():
+            return packaged.read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError):
+        pass
+    repo = Path(__file__).resolve().parents[2] / "grammar" / "gotemplate.lark"
+    return repo.read_text(encoding="utf-8")
+
+
+class _LexError(Exception):
+    """A lexical verdict of Go's lexer, raised from inside the token stream."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class _GoPostLex(PostLex):
+    """Applies the lexer rules Go checks with look-ahead: keywords, `.A.B` chains, and the
+    characters allowed right after a word or a number."""
+
+    always_accept = ("WORD", "FIELD")
+
+    def __init__(self) -> None:
+        self.source = ""
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        src = self.source
+        prev: Token | None = None
+        for tok in stream:
+            kind = tok.type
+            start = tok.start_pos
+            if kind == "WORD":
+                kind = _KEYWORDS.get(str(tok), "IDENT")
+                tok.type = kind
+            adjacent = prev is not None and prev.end_pos == start
+            if adjacent and prev is not None and prev.type in _OPERAND_END:
+                if kind == "FIELD":
+                    tok.type = kind = "CHAINFIELD"
+                elif kind in _OPERAND_START:
+                    raise _LexError(f"unexpected {_describe(tok)} in operand (missing space?)",
+                                    start)
+            end = tok.end_pos
+            if kind in _WORDISH or kind == "CHAINFIELD":
+                if not _at_terminator(src, end):
+                    raise _LexError(f"bad character {_go_rune(src[end])} after {str(tok)!r}", end)
+            elif kind == "NUMBER" and end < len(src) and _ALNUM.match(src, end):
+                raise _LexError(f"bad number syntax: {src[start:end + 1]!r}", start)
+            prev = tok
+            yield tok
+
+
+def _at_terminator(src: str, pos: int) -> bool:
+    """Go's atTerminator: what may follow a word, field or variable without a space."""
+    if pos >= len(src):
+        return True
+    return src[pos] in _TERMINATOR_CHARS or src.startswith("}}", pos)
+
+
+def _go_rune(ch: str) -> str:
+    return f"U+{ord(ch):04X} {ch!r}"
+
+
+def _describe(tok: Token) -> str:
+    if tok.type in ("RDELIM", "RDELIM_TRIM"):
+        return "'}}'"
+    if tok.type == "$END":
+        return "end of input"
+    return repr(str(tok))
+
+
+@lru_cache(maxsize=1)
+def _lark() -> tuple[Lark, _GoPostLex]:
+    postlex = _GoPostLex()
+    lark = Lark(
+        _grammar_text(), parser="lalr", lexer="contextual", postlex=postlex,
+        maybe_placeholders=False, propagate_positions=False,
+    )
+    return lark, postlex
+
+
+# --- positions --------------------------------------------------------------------------------
+
+
+class _Where:
+    """Turns character offsets into Go's byte-based (offset, line, column)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.ascii = source.isascii()
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def pos(self, offset: int) -> n.Pos:
+        line = bisect.bisect_right(self.line_starts, offset)
+        start = self.line_starts[line - 1]
+        if self.ascii:
+            return n.Pos(offset, line, offset - start + 1)
+        col = len(self.source[start:offset].encode("utf-8", "surrogatepass")) + 1
+        byte_off = len(self.source[:offset].encode("utf-8", "surrogatepass"))
+        return n.Pos(byte_off, line, col)
+
+    def eof_line(self) -> int:
+        return len(self.line_starts)
+
+
+# --- literals (strconv semantics) -------------------------------------------------------------
+
+_SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                   "v": "\v", "\\": "\\"}
+
+
+def _unquote_char(s: str, i: int, quote: str) -> tuple[str, int]:
+    """One (possibly escaped) character of a Go literal at s[i:]; like strconv.UnquoteChar."""
+    c = s[i]
+    if c == quote and quote in "'\"":
+        raise ValueError("unescaped quote")
+    if c != "\\":
+        return c, i + 1
+    if i + 1 >= len(s):
+        raise ValueError("trailing backslash")
+    e = s[i + 1]
+    i += 2
+    if e in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[e], i
+    if e in "xuU":
+        width = {"x": 2, "u": 4, "U": 8}[e]
+        digits = s[i:i + width]
+        if len(digits) != width or not all(ch in "0123456789abcdefABCDEF" for ch in digits):
+            raise ValueError(f"bad \\{e} escape")
+        value = int(digits, 16)
+        if e == "x":
+            # A single byte: a valid character when ASCII, else kept as a raw byte.
+            return (chr(value) if value < 0x80 or quote == "'" else chr(0xDC00 + value)), i + width
+        if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+            raise ValueError(f"escape \\{e}{digits} is not a valid character")
+        return chr(value), i + width
+    if e in "01234567":
+        digits = s[i - 1:i + 2]
+        if len(digits) != 3 or not all(ch in "01234567" for ch in digits):
+            raise ValueError("bad octal escape")
+        value = int(digits, 8)
+        if value > 255:
+            raise ValueError("octal escape above \\377")
+        return (chr(value) if value < 0x80 or quote == "'" else chr(0xDC00 + value)), i + 2
+    if e == quote and quote in "'\"":
+        return e, i
+    raise ValueError(f"unknown escape sequence \\{e}")
+
+
+def unquote_string(quoted: str) -> str:
+    """strconv.Unquote for "…" and `…` literals (a raw string loses its carriage returns)."""
+    if quoted[0] == "`":
+        return quoted[1:-1].replace("\r", "")
+    body = quoted[1:-1]
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch, i = _unquote_char(body, i, '"')
+        out.append(ch)
+    return "".join(out)
+
+
+def _underscore_ok(s: str) -> bool:
+    """Go's rule: an underscore only between digits, or between a base prefix and a digit."""
+    if s[:1] in ("+", "-"):
+        s = s[1:]
+    saw = "^"
+    i = 0
+    hexa = False
+    if len(s) >= 2 and s[0] == "0" and s[1] in "bBoOxX":
+        i, saw, hexa = 2, "0", s[1] in "xX"
+    for ch in s[i:]:
+        if ch.isdigit() and ch.isascii() or hexa and ch in "abcdefABCDEF":
+            saw = "0"
+        elif ch == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        else:
+            if saw == "_":
+                return False
+            saw = "!"
+    return saw != "_"
+
+
+def _parse_uint(s: str) -> int | None:
+    """strconv.ParseUint(s, 0, 64), None on any error."""
+    if not s or s[0] in "+-":
+        return None
+    base, body = 10, s
+    if s[0] == "0" and len(s) > 1:
+        if s[1] in "xX":
+            base, body = 16, s[2:]
+        elif s[1] in "bB":
+            base, body = 2, s[2:]
+        elif s[1] in "oO":
+            base, body = 8, s[2:]
+        else:
+            base, body = 8, s[1:]
+    if not body:
+        return None
+    if "_" in s and not _underscore_ok(s):
+        return None
+    digits = body.replace("_", "")
+    if not digits and base == 8 and s[0] == "0":
+        return 0
+    try:
+        value = int(digits, base)
+    except ValueError:
+        return None
+    if digits and digits[0] in "+-" or not all(c.isascii() for c in digits):
+        return None
+    return value if value < 1 << 64 else None
+
+
+def _parse_int(s: str) -> int | None:
+    """strconv.ParseInt(s, 0, 64)."""
+    sign = 1
+    body = s
+    if s[:1] in ("+", "-"):
+        sign = -1 if s[0] == "-" else 1
+        body = s[1:]
+    u = _parse_uint(body)
+    if u is None:
+        return None
+    value = sign * u
+    return value if -(1 << 63) <= value < (1 << 63) else None
+
+
+_DEC_FLOAT = re.compile(r"[+-]?(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?")
+_HEX_FLOAT = re.compile(
+    r"([+-]?)0[xX]([0-9a-fA-F_]*\.?[0-9a-fA-F_]*)[pP]([+-]?[0-9][0-9_]*)")
+
+
+def _parse_float(s: str) -> float | None:
+    """strconv.ParseFloat(s, 64); None on a syntax error or overflow (Go's ErrRange)."""
+    if _DEC_FLOAT.fullmatch(s):
+        mant = re.split("[eE]", s)[0]
+        if not any(c.isdigit() for c in mant):
+            return None
+        if "_" in s and not _underscore_ok(s):
+            return None
+        value = float(s.replace("_", ""))
+    else:
+        m = _HEX_FLOAT.fullmatch(s)
+        if not m or not any(c not in "._" for c in m.group(2)):
+            return None
+        if "_" in s and not _underscore_ok(s):
+            return None
+        sign, mant, exp = m.group(1), m.group(2).replace("_", ""), m.group(3).replace("_", "")
+        try:
+            value = float.fromhex(f"{sign}0x{mant or '0'}p{exp}")
+        except OverflowError:
+            return None
+    if math.isinf(value):
+        return None
+    return value
+
+
+def _scan_number_end(s: str, i: int) -> int:
+    """Where Go's scanNumber stops (used to split a complex literal `1+2i`)."""
+    if i < len(s) and s[i] in "+-":
+        i += 1
+    digits = "0123456789_"
+    if i < len(s) and s[i] == "0":
+        i += 1
+        if i < len(s) and s[i] in "xX":
+            digits, i = "0123456789abcdefABCDEF_", i + 1
+        elif i < len(s) and s[i] in "oO":
+            digits, i = "01234567_", i + 1
+        elif i < len(s) and s[i] in "bB":
+            digits, i = "01_", i + 1
+    while i < len(s) and s[i] in digits:
+        i += 1
+    if i < len(s) and s[i] == ".":
+        i += 1
+        while i < len(s) and s[i] in digits:
+            i += 1
+    if len(digits) == 11 and i < len(s) and s[i] in "eE":
+        i += 1
+        if i < len(s) and s[i] in "+-":
+            i += 1
+        while i < len(s) and s[i] in "0123456789_":
+            i += 1
+    if len(digits) == 23 and i < len(s) and s[i] in "pP":
+        i += 1
+        if i < len(s) and s[i] in "+-":
+            i += 1
+        while i < len(s) and s[i] in "0123456789_":
+            i += 1
+    if i < len(s) and s[i] == "i":
+        i += 1
+    return i
+
+
+def _as_int64(f: float) -> int | None:
+    """float64(int64(f)) == f, as Go's newNumber tests it."""
+    if f != f or math.isinf(f) or not -(2.0 ** 63) <= f < 2.0 ** 63:
+        return None
+    return int(f) if float(int(f)) == f else None
+
+
+def _as_uint64(f: float) -> int | None:
+    if f != f or math.isinf(f) or not 0 <= f < 2.0 ** 64:
+        return None
+    return int(f) if float(int(f)) == f else None
+
+
+def new_number(text: str, pos: n.Pos) -> n.NumberNode:
+    """Go's parse.newNumber: which Go types the constant fits, or a ValueError."""
+    node = n.NumberNode(text=text, pos=pos)
+    if text[0] == "'":
+        body = text[1:]
+        ch, i = _unquote_char(body, 0, "'")
+        if body[i:] != "'":
+            raise ValueError(f"malformed character constant: {text}")
+        code = ord(ch) if not 0xDC80 <= ord(ch) <= 0xDCFF else ord(ch) - 0xDC00
+        node.is_int = node.is_uint = node.is_float = True
+        node.int64 = node.uint64 = code
+        node.float64 = float(code)
+        return node
+    first_end = _scan_number_end(text, 0)
+    if first_end < len(text):  # a complex constant like 1+2i
+        real = _parse_float(text[:first_end])
+        imag = _parse_float(text[first_end:-1]) if text.endswith("i") else None
+        if real is None or imag is None or text[first_end - 1] == "i":
+            raise ValueError(f"illegal number syntax: {text!r}")
+        node.is_complex = True
+        _simplify_complex(node, real, imag)
+        return node
+    if text.endswith("i"):
+        imag = _parse_float(text[:-1])
+        if imag is not None:
+            node.is_complex = True
+            _simplify_complex(node, 0.0, imag)
+            return node
+    u = _parse_uint(text)
+    if u is not None:
+        node.is_uint, node.uint64 = True, u
+    i = _parse_int(text)
+    if i is not None:
+        node.is_int, node.int64 = True, i
+        if i == 0:
+            node.is_uint, node.uint64 = True, u or 0
+    if node.is_int:
+        node.is_float, node.float64 = True, float(node.int64)
+    elif node.is_uint:
+        node.is_float, node.float64 = True, float(node.uint64)
+    else:
+        f = _parse_float(text)
+        if f is not None:
+            if not any(c in text for c in ".eEpP"):
+                raise ValueError(f"integer overflow: {text!r}")
+            node.is_float, node.float64 = True, f
+            as_int = _as_int64(f)
+            if as_int is not None:
+                node.is_int, node.int64 = True, as_int
+            as_uint = _as_uint64(f)
+            if as_uint is not None:
+                node.is_uint, node.uint64 = True, as_uint
+    if not (node.is_int or node.is_uint or node.is_float):
+        raise ValueError(f"illegal number syntax: {text!r}")
+    return node
+
+
+def _simplify_complex(node: n.NumberNode, real: float, imag: float) -> None:
+    node.is_float = imag == 0
+    if node.is_float:
+        node.float64 = real
+        as_int = _as_int64(real)
+        node.is_int = as_int is not None
+        node.int64 = as_int or 0
+        as_uint = _as_uint64(real)
+        node.is_uint = as_uint is not None
+        node.uint64 = as_uint or 0
+
+
+# --- the flat item stream ---------------------------------------------------------------------
+
+
+@dataclass
+class _Action:
+    """One `{{ … }}` from the grammar, before nesting is resolved."""
+
+    kind: str                 # act_pipe, act_if, … (the grammar's alias)
+    tree: Tree
+    start: int                # offset of `{{`
+    close: int                # offset of the closing `}}` (after any ` -`)
+    trim_left: bool
+    trim_right: bool
+    keyword: Token | None = None   # the `if`/`with` after `else`, `define` etc.
+
+
+@dataclass
+class _Frame:
+    """An open control structure (or define/block body) waiting for its `{{ end }}`."""
+
+    kind: str                       # if, range, with, define, block
+    node: n.Node | None
+    list: n.ListNode
+    saved_vars: int
+    chained: bool = False           # opened by `{{ else if }}`/`{{ else with }}`
+    in_else: bool = False
+    outer_vars: list[str] = field(default_factory=list)
+    name: str = ""
+    open_close: int = 0             # offset of the opener's `}}` (Go blames it for a block)
+
+
+class _Builder:
+    """Nests the flat stream like Go's recursive parser, with Go's checks and lines."""
+
+    def __init__(self, source: str, name: str, where: _Where) -> None:
+        self.source = source
+        self.name = name
+        self.where = where
+        self.vars: list[str] = ["$"]
+        self.root = n.ListNode(pos=where.pos(0))
+        self.stack: list[_Frame] = []
+        self.trees: dict[str, n.ListNode] = {}
+
+    # errors
+
+    def fail(self, message: str, offset: int, line: int | None = None) -> TemplateSyntaxError:
+        p = self.where.pos(offset)
+        return TemplateSyntaxError(message, line=line if line is not None else p.line,
+                                   col=p.col, name=self.name)
+
+    def fail_at_close(self, message: str, action: _Action) -> TemplateSyntaxError:
+        return self.fail(message, action.close)
+
+    # helpers
+
+    def current_list(self) -> n.ListNode:
+        return self.stack[-1].list if self.stack else self.root
+
+    def in_range(self) -> bool:
+        for frame in reversed(self.stack):
+            if frame.kind in ("define", "block"):
+                return False
+            if frame.kind == "range" and not frame.in_else:
+                return True
+        return False
+
+    def add_tree(self, name: str, body: n.ListNode, offset: int, line: int | None = None) -> None:
+        """Go's (*Tree).add: a non-empty definition may not replace another non-empty one."""
+        old = self.trees.get(name)
+        if old is None or is_empty_tree(old):
+            self.trees[name] = body
+        elif not is_empty_tree(body):
+            raise self.fail(f"template: multiple definition of template {name!r}", offset, line)
+
+    # the stream
+
+    def text(self, value: str, offset: int) -> None:
+        self.current_list().nodes.append(n.TextNode(value, pos=self.where.pos(offset)))
+
+    def comment(self, value: str, offset: int) -> None:
+        self.current_list().nodes.append(n.CommentNode(value, pos=self.where.pos(offset)))
+
+    def action(self, act: _Action) -> None:
+        pos = self.where.pos(act.start)
+        kind = act.kind
+        body = act.tree
+        if kind == "act_pipe":
+            pipe = self.pipeline(body.children[0], "command", act.close)
+            self.current_list().nodes.append(n.ActionNode(pipe, pos=pos))
+        elif kind in ("act_if", "act_with", "act_range"):
+            ctl = kind[4:]
+            saved = len(self.vars)
+            pipe_tree = body.children[1]
+            if ctl == "range":
+                pipe = self.range_pipeline(pipe_tree, act.close)
+            else:
+                pipe = self.pipeline(pipe_tree, ctl, act.close)
+            cls = {"if": n.IfNode, "with": n.WithNode, "range": n.RangeNode}[ctl]
+            node = cls(pipe=pipe, list=n.ListNode(pos=self.where.pos(act.close + 2)), pos=pos)
+            self.current_list().nodes.append(node)
+            self.stack.append(_Frame(ctl, node, node.list, saved))
+        elif kind in ("act_else", "act_else_if", "act_else_with"):
+            self.else_action(act, pos)
+        elif kind == "act_end":
+            self.end_action(act)
+        elif kind in ("act_break", "act_continue"):
+            word = kind[4:]
+            if not self.in_range():
+                raise self.fail_at_close(f"{{{{{word}}}}} outside {{{{range}}}}", act)
+            cls2 = n.BreakNode if word == "break" else n.ContinueNode
+            self.current_list().nodes.append(cls2(pos=pos))
+        elif kind == "act_define":
+            if self.stack:
+                kw = act.keyword
+                assert kw is not None
+                raise self.fail("unexpected \"define\" in command: {{define}} is only allowed "
+                                "at the top level, outside any other action", kw.start_pos)
+            tname = self.template_name(body.children[1])
+            frame = _Frame("define", None, n.ListNode(pos=self.where.pos(act.close + 2)), 0,
+                           outer_vars=self.vars, name=tname)
+            self.vars = ["$"]
+            self.stack.append(frame)
+        elif kind == "act_template":
+            tname = self.template_name(body.children[1])
+            pipe_opt = (self.pipeline(body.children[2], "template clause", act.close)
+                        if len(body.children) > 2 else None)
+            self.current_list().nodes.append(n.TemplateNode(tname, pipe_opt, pos=pos))
+        elif kind == "act_block":
+            tname = self.template_name(body.children[1])
+            pipe = self.pipeline(body.children[2], "block clause", act.close)
+            self.current_list().nodes.append(
+                n.TemplateNode(tname, pipe, from_block=True, pos=pos))
+            frame = _Frame("block", None, n.ListNode(pos=self.where.pos(act.close + 2)), 0,
+                           outer_vars=self.vars, name=tname, open_close=act.close)
+            self.vars = ["$"]
+            self.stack.append(frame)
+        else:  # pragma: no cover - the grammar has no other alternative
+            raise self.fail(f"unknown action {kind}", act.start)
+
+    def else_action(self, act: _Action, pos: n.Pos) -> None:
+        chain = {"act_else_if": "if", "act_else_with": "with"}.get(act.kind)
+        blame = act.keyword.start_pos if chain and act.keyword is not None else act.close
+        if not self.stack:
+            raise self.fail("unexpected {{else}}: there is no open {{if}}, {{range}} or "
+                            "{{with}}", blame)
+        frame = self.stack[-1]
+        if frame.kind in ("define", "block"):
+            where = "define" if frame.kind == "define" else "block"
+            offset = blame if frame.kind == "define" else frame.open_close
+            raise self.fail(f"unexpected {{{{else}}}} in {where} clause", offset)
+        if frame.in_else:
+            raise self.fail("expected end; found {{else}}: an {{if}}/{{range}}/{{with}} has "
+                            "at most one {{else}}", blame)
+        if chain is not None and chain != frame.kind:
+            raise self.fail(f"unexpected \"{chain}\" in input: {{{{else {chain}}}}} is only "
+                            f"allowed in {{{{{chain}}}}}", blame)
+        frame.in_else = True
+        assert isinstance(frame.node, n.BranchNode)
+        else_list = n.ListNode(pos=self.where.pos(act.close + 2 if chain is None else act.start))
+        frame.node.else_list = else_list
+        frame.list = else_list
+        if chain is None:
+            return
+        saved = len(self.vars)
+        pipe = self.pipeline(act.tree.children[2], chain, act.close)
+        cls = n.IfNode if chain == "if" else n.WithNode
+        node = cls(pipe=pipe, list=n.ListNode(pos=self.where.pos(act.close + 2)), pos=pos)
+        else_list.nodes.append(node)
+        self.stack.append(_Frame(chain, node, node.list, saved, chained=True))
+
+    def end_action(self, act: _Action) -> None:
+        if not self.stack:
+            raise self.fail_at_close("unexpected {{end}}: nothing is open", act)
+        frame = self.stack.pop()
+        while frame.chained:
+            frame = self.stack.pop()
+        if frame.kind in ("define", "block"):
+            self.vars = frame.outer_vars
+            self.add_tree(frame.name, frame.list, act.close)
+        else:
+            del self.vars[frame.saved_vars:]
+
+    def finish(self) -> None:
+        eof = len(self.source)
+        if self.stack:
+            frame = self.stack[-1]
+            while frame.chained:
+                frame = self.stack[self.stack.index(frame) - 1]
+            opener = frame.kind
+            raise self.fail(f"unexpected EOF: {{{{{opener}}}}} has no matching {{{{end}}}}",
+                            eof, line=self.where.eof_line())
+        self.add_tree("", self.root, eof, line=self.where.eof_line())
+
+    # pipelines
+
+    def template_name(self, name_tree: Tree) -> str:
+        tok = name_tree.children[0]
+        assert isinstance(tok, Token)
+        return self.string_value(tok)
+
+    def string_value(self, tok: Token) -> str:
+        try:
+            return unquote_string(str(tok))
+        except ValueError as exc:
+            raise self.fail(f"invalid syntax in string {str(tok)}: {exc}", tok.start_pos) \
+                from None
+
+    def declare(self, tok: Token, pipe: n.PipeNode) -> None:
+        pipe.decl.append(n.VariableNode([str(tok)], pos=self.where.pos(tok.start_pos)))
+        self.vars.append(str(tok))
+
+    def pipeline(self, tree: Tree, context: str, close: int) -> n.PipeNode:
+        first = _first_token(tree)
+        pipe = n.PipeNode(pos=self.where.pos(first.start_pos if first else close))
+        children = tree.children
+        cmds_tree = children[-1]
+        if len(children) == 2:
+            decl = children[0]
+            assert isinstance(decl, Tree)
+            var, op = decl.children
+            assert isinstance(var, Token) and isinstance(op, Token)
+            pipe.is_assign = op.type == "ASSIGN"
+            self.declare(var, pipe)
+            self.commands(cmds_tree, pipe, close, lead_var=False)
+        else:
+            self.commands(cmds_tree, pipe, close, lead_var=True)
+        return pipe
+
+    def range_pipeline(self, tree: Tree, close: int) -> n.PipeNode:
+        if tree.data == "range_plain":
+            return self.pipeline(tree, "range", close)
+        first = tree.children[0]
+        assert isinstance(first, Token)
+        pipe = n.PipeNode(pos=self.where.pos(first.start_pos))
+        if tree.data == "range_two":
+            v1, _comma, v2, op, cmds = tree.children
+            assert isinstance(v2, Token) and isinstance(op, Token)
+            self.declare(first, pipe)
+            self.declare(v2, pipe)
+            pipe.is_assign = op.type == "ASSIGN"
+            self.commands(cmds, pipe, close, lead_var=False)
+            return pipe
+        # `range $i, $v`: only $i is declared; the pipeline must start with a variable.
+        _v, _comma, cmds = tree.children
+        lead = _first_token(cmds)
+        if lead is None or lead.type != "VARIABLE":
+            blame = lead.start_pos if lead else close
+            raise self.fail("range can only initialize variables", blame)
+        self.declare(first, pipe)
+        self.commands(cmds, pipe, close, lead_var=True)
+        return pipe
+
+    def commands(self, tree: Tree | Token, pipe: n.PipeNode, close: int, *,
+                 lead_var: bool) -> None:
+        assert isinstance(tree, Tree)
+        for i, cmd_tree in enumerate(c for c in tree.children if isinstance(c, Tree)):
+            operands = [c for c in cmd_tree.children if isinstance(c, Tree)]
+            args = [self.operand(op, lead_var=lead_var and i == 0 and j == 0)
+                    for j, op in enumerate(operands)]
+            pipe.cmds.append(n.CommandNode(args, pos=args[0].pos))
+        # Go checks this when it reaches the end of the pipeline, after every stage parsed.
+        for i, cmd in enumerate(pipe.cmds[1:], start=2):
+            if isinstance(cmd.args[0], (n.BoolNode, n.DotNode, n.NilNode, n.NumberNode,
+                                        n.StringNode)):
+                raise self.fail(f"non executable command in pipeline stage {i}: a constant "
+                                "cannot receive piped input", close)
+
+    def operand(self, tree: Tree, *, lead_var: bool) -> n.Node:
+        term = tree.children[0]
+        chain = [c for c in tree.children[1:] if isinstance(c, Token)]
+        node = self.term(term, lead_var=lead_var and not chain, chain_end=(
+            chain[-1].end_pos if chain else None))
+        if not chain:
+            return node
+        names = [str(c)[1:] for c in chain]
+        if isinstance(node, n.FieldNode):
+            node.ident.extend(names)
+            return node
+        if isinstance(node, n.VariableNode):
+            node.ident.extend(names)
+            return node
+        if isinstance(node, (n.BoolNode, n.StringNode, n.NumberNode, n.NilNode, n.DotNode)):
+            raise self.fail(f"unexpected . after term {_term_text(term)!r}: a constant has no "
+                            "fields", chain[-1].end_pos)
+        return n.ChainNode(node, names, pos=node.pos)
+
+    def term(self, term: Tree | Token, *, lead_var: bool, chain_end: int | None) -> n.Node:
+        if isinstance(term, Tree):  # paren
+            lpar, pipe_tree, rpar = term.children
+            assert isinstance(lpar, Token) and isinstance(rpar, Token)
+            assert isinstance(pipe_tree, Tree)
+            return self.pipeline(pipe_tree, "parenthesized pipeline", rpar.start_pos)
+        pos = self.where.pos(term.start_pos)
+        kind = term.type
+        text = str(term)
+        if kind == "IDENT":
+            if text not in KNOWN_FUNCS:
+                raise self.fail(f"function {text!r} not defined", term.start_pos)
+            return n.IdentifierNode(text, pos=pos)
+        if kind == "FIELD":
+            return n.FieldNode([text[1:]], pos=pos)
+        if kind == "VARIABLE":
+            if text not in self.vars:
+                # Go has already looked one token further when the variable leads a pipeline.
+                line = None
+                if lead_var or chain_end is not None:
+                    line = self.where.line(_next_nonspace(self.source, chain_end or
+                                                          term.end_pos))
+                raise self.fail(f"undefined variable {text!r}", term.start_pos, line)
+            return n.VariableNode([text], pos=pos)
+        if kind == "DOT":
+            return n.DotNode(pos=pos)
+        if kind == "NIL":
+            return n.NilNode(pos=pos)
+        if kind == "BOOL":
+            return n.BoolNode(text == "true", pos=pos)
+        if kind in ("NUMBER", "CHAR"):
+            try:
+                return new_number(text, pos)
+            except (ValueError, IndexError) as exc:
+                raise self.fail(f"{exc}" if kind == "NUMBER" else
+                                f"invalid character constant {text}: {exc}",
+                                term.start_pos) from None
+        if kind in ("STRING", "RAWSTRING"):
+            return n.StringNode(text, self.string_value(term), pos=pos)
+        raise self.fail(f"unexpected {text!r} in operand", term.start_pos)  # pragma: no cover
+
+
+def _next_nonspace(src: str, pos: int) -> int:
+    """Where the next token after `pos` starts, as Go's item line counts it."""
+    while pos < len(src) and src[pos] in _GO_SPACE:
+        if src.startswith("-}}", pos + 1):
+            return pos + 3  # a trim-marked `}}`: Go's item starts after " -"
+        pos += 1
+    return pos
+
+
+def _first_token(tree: Tree | Token) -> Token | None:
+    if isinstance(tree, Token):
+        return tree
+    for child in tree.children:
+        tok = _first_token(child)
+        if tok is not None:
+            return tok
+    return None
+
+
+def _term_text(term: Tree | Token) -> str:
+    return str(term) if isinstance(term, Token) else "(…)"
+
+
+def is_empty_tree(node: n.Node) -> bool:
+    """Go's parse.IsEmptyTree: only blank text and comments."""
+    if isinstance(node, n.ListNode):
+        return all(is_empty_tree(c) for c in node.nodes)
+    if isinstance(node, n.CommentNode):
+        return True
+    if isinstance(node, n.TextNode):
+        return not node.text.strip(_UNICODE_SPACE)
+    return False
+
+
+# bytes.TrimSpace trims unicode.IsSpace runes.
+_UNICODE_SPACE = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+                  "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def parse(source: str, name: str = "template") -> n.Template:
+    """Parse `source` as Go's text/template would with Ollama's functions; raise
+    TemplateSyntaxError (with `name`, Go's line and our column) where Go rejects it."""
+    where = _Where(source)
+    items = _flat_items(source, name, where)
+    builder = _Builder(source, name, where)
+    _build(builder, items)
+    builder.finish()
+    root = builder.trees.pop("", builder.root)
+    return n.Template(root=root, defines=builder.trees, source=source, name=name)
+
+
+def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
+    lark, postlex = _lark()
+    postlex.source = source
+    try:
+        tree = lark.parse(source)
+    except _LexError as exc:
+        _raise_earlier(source, name, where, exc.offset)
+        p = where.pos(exc.offset)
+        raise TemplateSyntaxError(exc.message, line=p.line, col=p.col, name=name) from None
+    except UnexpectedInput as exc:
+        offset = _error_offset(source, exc)
+        _raise_earlier(source, name, where, offset)
+        message, offset, line = _explain(source, exc, offset, where)
+        p = where.pos(offset)
+        raise TemplateSyntaxError(message, line=line or p.line, col=p.col, name=name) from None
+    except LarkError as exc:  # pragma: no cover - defensive
+        raise TemplateSyntaxError(f"cannot parse: {exc}", name=name) from None
+    finally:
+        postlex.source = ""
+    items: list[Token | _Action] = []
+    for child in tree.children:
+        if isinstance(child, Token):
+            items.append(child)
+            continue
+        ld, body, rd = child.children
+        ltok, rtok = ld.children[0], rd.children[0]
+        keyword = None
+        if body.data in ("act_else_if", "act_else_with", "act_define"):
+            keyword = body.children[1] if body.data != "act_define" else body.children[0]
+        items.append(_Action(
+            kind=body.data, tree=body, start=ltok.start_pos,
+            close=rtok.end_pos - 2, trim_left=ltok.type == "LDELIM_TRIM",
+            trim_right=rtok.type == "RDELIM_TRIM", keyword=keyword))
+    return items
+
+
+def _build(builder: _Builder, items: list[Token | _Action]) -> None:
+    """Apply trim markers to the text between actions, then nest the stream."""
+    count = len(items)
+    for idx, item in enumerate(items):
+        if isinstance(item, _Action):
+            builder.action(item)
+            continue
+        if item.type == "COMMENT":
+            body = str(item)
+            inner = body[2:-2]
+            if inner.startswith("-") and inner[1:2] in tuple(_GO_SPACE):
+                inner = inner[2:]
+            if inner[-1:] == "-" and inner[-2:-1] in tuple(_GO_SPACE):
+                inner = inner[:-2]
+            builder.comment(inner, item.start_pos)
+            continue
+        text = str(item)
+        start = item.start_pos
+        if idx > 0 and _trims_right(items[idx - 1]):
+            stripped = text.lstrip(_GO_SPACE)
+            start += len(text) - len(stripped)
+            text = stripped
+        if idx + 1 < count and _trims_left(items[idx + 1]):
+            text = text.rstrip(_GO_SPACE)
+        if text:
+            builder.text(text, start)
+
+
+def _trims_left(item: Token | _Action) -> bool:
+    if isinstance(item, _Action):
+        return item.trim_left
+    return item.type == "COMMENT" and str(item).startswith("{{-")
+
+
+def _trims_right(item: Token | _Action) -> bool:
+    if isinstance(item, _Action):
+        return item.trim_right
+    return item.type == "COMMENT" and str(item).endswith("-}}") and str(item)[-4] in _GO_SPACE
+
+
+def _error_offset(source: str, exc: UnexpectedInput) -> int:
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
+        return len(source)
+    pos = getattr(exc, "pos_in_stream", None)
+    if isinstance(exc, UnexpectedToken):
+        pos = exc.token.start_pos
+    return len(source) if pos is None else int(pos)
+
+
+def _raise_earlier(source: str, name: str, where: _Where, offset: int) -> None:
+    """Go reports the first error in source order: check the actions before the one the
+    grammar rejected (Go would have stopped at an undefined name or a stray {{end}} there)."""
+    cut = source.rfind("{{", 0, offset + 1)
+    if cut <= 0:
+        return
+    prefix = source[:cut]
+    try:
+        items = _flat_items(prefix, name, _Where(prefix))
+    except TemplateSyntaxError:
+        return
+    builder = _Builder(source, name, where)
+    _build(builder, items)
+
+
+def _explain(source: str, exc: UnexpectedInput, offset: int,
+             where: _Where) -> tuple[str, int, int | None]:
+    """A message in Go's words for what the grammar rejected, and the line Go reports."""
+    eof_line = where.eof_line()
+    if isinstance(exc, UnexpectedCharacters) or (
+            isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        open_at = source.rfind("{{", 0, offset + 1)
+        close_at = source.find("}}", open_at) if open_at >= 0 else -1
+        inside = open_at >= 0 and (close_at < 0 or close_at >= offset) and (
+            source.rfind("}}", 0, offset) < open_at)
+        if inside:
+            after = open_at + 2
+            if source[after:after + 1] == "-" and source[after + 1:after + 2] in _GO_SPACE:
+                after += 2
+            if source.startswith("/*", after):
+                end = source.find("*/", after + 2)
+                if end < 0:
+                    return "unclosed comment", after, where.line(after)
+                return ("comment ends before closing delimiter: write */}} with nothing "
+                        "between"), after, where.line(after)
+        if offset >= len(source):
+            if inside:
+                return (f"unclosed action started at {where.line(open_at)}: missing }}}}",
+                        open_at, eof_line)
+            return "unexpected EOF", len(source), eof_line
+        ch = source[offset]
+        if ch == '"':
+            return "unterminated quoted string", offset, None
+        if ch == "`":
+            return "unterminated raw quoted string", offset, None
+        if ch == "'":
+            return "unterminated character constant", offset, None
+        if ch == ")":
+            return "unexpected right paren", offset, None
+        if ch in "+-.0123456789":
+            return f"bad number syntax near {source[offset:offset + 8]!r}", offset, None
+        if ch == ":":
+            return "expected :=", offset, None
+        return f"unexpected character {_go_rune(ch)} in action", offset, None
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    if tok.type in ("RDELIM", "RDELIM_TRIM"):
+        opened = source.count("(", source.rfind("{{", 0, offset), offset)
+        closed = source.count(")", source.rfind("{{", 0, offset), offset)
+        close = tok.end_pos - 2
+        if opened > closed:
+            return "unclosed left paren", close, None
+        return ("missing value: the action ends before its pipeline (or the pipeline ends "
+                "with an empty command)"), close, None
+    if tok.type == "RPAR":
+        return "missing value for parenthesized pipeline", tok.start_pos, None
+    return f"unexpected {_describe(tok)} in action", tok.start_pos, None
