@@ -92,6 +92,37 @@ def render(template: str, conversation: str, ollama: bool, now: str | None,
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
 
 
+@cli.command()
+@click.argument("source")
+@click.option("--store", "from_store", is_flag=True,
+              help="SOURCE is an installed model name (read from $OLLAMA_MODELS).")
+@click.option("--json", "as_json", is_flag=True, help="Print every field as JSON.")
+@friendly_errors
+def modelfile(source: str, from_store: bool, as_json: bool) -> None:
+    """Print the TEMPLATE Ollama would use from a Modelfile (or an installed model)."""
+    import json
+
+    from gotmpl2jinja.modelfile import parse_modelfile
+    from gotmpl2jinja.store import load_model
+
+    if from_store:
+        model = load_model(source)
+        fields = {"template": model.template, "system": model.system,
+                  "messages": model.messages, "parameters": model.params, "warnings": []}
+    else:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        parsed = parse_modelfile(data, name="<stdin>" if source == "-" else source)
+        fields = {"template": parsed.template, "system": parsed.system,
+                  "messages": parsed.messages, "parameters": parsed.parameters,
+                  "warnings": parsed.warnings}
+    for warning in fields["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        click.echo(json.dumps(fields, indent=2, ensure_ascii=False))
+    elif fields["template"] is not None:
+        click.echo(fields["template"], nl=False)
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 
