@@ -399,3 +399,17 @@ def test_utf8_decoding_matches_go(go_probe: list[str]) -> None:
     for probe, line in zip(UTF8_PROBES, go_probe[1:], strict=False):
         go_runes = [int(h, 16) for h in line.split()]
         assert [ord(c) for c in decode_modelfile(probe)] == go_runes, probe
+
+
+def test_cli_prints_the_template_and_reports_errors_in_one_line() -> None:
+    from click.testing import CliRunner
+
+    from gotmpl2jinja.cli import cli
+
+    runner = CliRunner()
+    result = runner.invoke(cli, ["modelfile", str(UNSLOTH / "llama.Modelfile")])
+    assert result.exit_code == 0
+    assert result.output == "[INST] <<SYS>>{{ .System }}<</SYS>>\n\n{{ .Prompt }} [/INST]"
+    bad = runner.invoke(cli, ["modelfile", str(AHNAF / "messages.modelfile")])
+    assert bad.exit_code == 1 and "Traceback" not in bad.output
+    assert ":11:14: message role must be one of" in bad.output
