@@ -69,6 +69,60 @@ def parse(file: str, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("ollama_template", required=False)
+@click.argument("reference_jinja", required=False)
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False),
+              help="Compare every entry of a paired corpus folder instead.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="With --corpus: write the Markdown table here (default: stdout).")
+@click.option("--cases", default=20, show_default=True, help="Generated conversations.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated ones.")
+@click.option("--bos", default=None, help="BOS token text passed to the Jinja side.")
+@click.option("--eos", default=None, help="EOS token text passed to the Jinja side.")
+@click.option("--tokenizer-config", type=click.Path(exists=True, dir_okay=False),
+              help="Take bos_token/eos_token from this tokenizer_config.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@friendly_errors
+def compare(
+    ollama_template: str | None, reference_jinja: str | None, corpus: str | None,
+    output: str | None, cases: int, seed: int, bos: str | None, eos: str | None,
+    tokenizer_config: str | None, as_json: bool,
+) -> None:
+    """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so)."""
+    import json
+
+    from gotmpl2jinja import compare as drift
+
+    if corpus is not None:
+        if ollama_template or reference_jinja:
+            raise click.UsageError("give either two templates or --corpus, not both")
+        results = drift.compare_corpus(Path(corpus), cases, seed, drift.stderr_progress)
+        text = (json.dumps(drift.corpus_json(results), ensure_ascii=False, indent=1) + "\n"
+                if as_json else drift.markdown_table(results, cases, seed))
+        if output:
+            Path(output).write_text(text, encoding="utf-8")
+        else:
+            click.echo(text, nl=False)
+        return
+    if not ollama_template or not reference_jinja:
+        raise click.UsageError("give OLLAMA_TEMPLATE and REFERENCE_JINJA, or --corpus DIR")
+    config_bos, config_eos = ("", "")
+    if tokenizer_config:
+        config_bos, config_eos = drift.tokens_from_tokenizer_config(Path(tokenizer_config))
+    pair = drift.Pair(
+        read_source(ollama_template)[1], read_source(reference_jinja)[1],
+        bos=config_bos if bos is None else bos, eos=config_eos if eos is None else eos,
+    )
+    comparison = drift.compare(pair, cases=cases, seed=seed)
+    if as_json:
+        click.echo(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
+    else:
+        click.echo(drift.text_report(comparison))
+    if not comparison.agree:
+        sys.exit(1)
+
+
+@cli.command()
 @click.argument("template")
 @click.argument("conversation")
 @click.option("--ollama", is_flag=True, default=True,
