@@ -97,22 +97,27 @@ _ESCAPE_CHAIN = "".join(
 _ZEROS = "'" + "0" * 24 + "'"
 
 
-def _fields(ns: str, obj: str, names: dict[str, str]) -> str:
-    """Jinja that reads struct fields from `obj` as Go's json.Unmarshal would.
+def go_fields(ns: str, obj: str, names: dict[str, str]) -> str:
+    """Jinja statements that read struct fields from `obj` as Go's json.Unmarshal would.
 
-    `names` maps the JSON name (lower case) to a namespace attribute. Every attribute starts as
-    none and `<attr>_set` as false; for each key of `obj` in order, a key whose Go-folded form
-    equals the name sets the attribute (so the last matching key wins, as in Go).
+    For the translator too: `.Function.Parameters.Properties` of a tool must be found the way Go
+    found it in the request (`"Parameters"` fills Parameters). `names` maps a JSON field name
+    (lower case, as in the Go struct tag) to an attribute of the namespace `ns` that the
+    statements create: every attribute starts as none and `<attr>_set` as false; for each key
+    of `obj` in order, a key whose Go-folded form equals the name sets both (so the last
+    matching key wins, as in Go). `obj` that is not a mapping leaves all unset. Use attribute
+    names that are not dict methods (`items`, `keys` … are shadowed on @huggingface/jinja).
     """
     attrs = ", ".join(f"{a}=none, {a}_set=false" for a in names.values())
     lines = [f"{{%- set {ns} = namespace({attrs}) -%}}"]
-    lines.append(f"{{%- if {obj} is mapping -%}}{{%- for k in {obj} -%}}")
-    lines.append("{%- set kf = (k|lower).replace('\u017f', 's') -%}")
+    lines.append(f"{{%- if {obj} is defined and {obj} is mapping -%}}")
+    lines.append(f"{{%- for gf_k in {obj} -%}}")
+    lines.append("{%- set gf_kf = (gf_k|lower).replace('\u017f', 's') -%}")
     for i, (json_name, attr) in enumerate(names.items()):
         kw = "if" if i == 0 else "elif"
         lines.append(
-            f"{{%- {kw} kf == {_lit(json_name)} -%}}"
-            f"{{%- set {ns}.{attr} = {obj}[k] -%}}{{%- set {ns}.{attr}_set = true -%}}"
+            f"{{%- {kw} gf_kf == {_lit(json_name)} -%}}"
+            f"{{%- set {ns}.{attr} = {obj}[gf_k] -%}}{{%- set {ns}.{attr}_set = true -%}}"
         )
     lines.append("{%- endif -%}{%- endfor -%}{%- endif -%}")
     return "\n".join(lines)
@@ -302,7 +307,7 @@ _define(
     "items, description, enum, properties, required, each omitted when empty; `type` a string "
     "for one element, an array otherwise (a JSON null type counts as one empty string); nested "
     "`properties` in request order, each value a property; `p` none → `{}`.",
-    _fields("f", "p", _PROPERTY_FIELDS) + """
+    go_fields("f", "p", _PROPERTY_FIELDS) + """
 {%- if f.type_set and f.type is none -%}{%- set types = [''] -%}
 {%- elif f.type is string -%}{%- set types = [f.type] -%}
 {%- elif f.type is none -%}{%- set types = [] -%}
@@ -389,7 +394,7 @@ _define(
     "Go json of a tool's `function.parameters` (templateToolFunctionParameters): "
     "`{\"type\":…,[\"$defs\":…,][\"items\":…,][\"required\":[…],]\"properties\":…}`; `$defs` and "
     "`items` omitted when null, `required` when empty, `properties` null when absent.",
-    _fields("f", "p", {
+    go_fields("f", "p", {
         "type": "type", "$defs": "defs", "items": "items", "required": "required",
         "properties": "properties",
     }) + """
@@ -417,7 +422,7 @@ _define(
     "json_function", "fn",
     "Go json of a tool's `function` (templateToolFunction): `{\"name\":…,\"description\":…,"
     "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
-    _fields("f", "fn", {"name": "name", "description": "description", "parameters": "parameters"})
+    go_fields("f", "fn", {"name": "name", "description": "description", "parameters": "parameters"})
     + """
 {{- '{"name":' ~ json_string(f.name if f.name is string else '')
     ~ ',"description":' ~ json_string(f.description if f.description is string else '')
@@ -430,7 +435,7 @@ _define(
     "json_tool", "t",
     "Go json of one tool (templateTool, also what `{{ . }}` prints inside `range .Tools`): "
     "`{\"type\":…,[\"items\":…,]\"function\":…}`, items omitted when null.",
-    _fields("f", "t", {"type": "type", "items": "items", "function": "function"}) + """
+    go_fields("f", "t", {"type": "type", "items": "items", "function": "function"}) + """
 {{- '{"type":' ~ json_string(f.type if f.type is string else '')
     ~ (',"items":' ~ json_value(f.items) if f.items is not none else '')
     ~ ',"function":' ~ json_function(f.function) ~ '}' -}}
@@ -458,7 +463,7 @@ _define(
     "Ollama's ToolProperty.ToTypeScriptType of a request property: anyOf alternatives joined "
     "by ` | `; else no type → `any`; else each type mapped (string, number|integer→number, "
     "boolean, array→`any[]`, object→`Record<string, any>`, null, other→any) joined by ` | `.",
-    _fields("f", "p", {"anyof": "anyof", "type": "type"}) + """
+    go_fields("f", "p", {"anyof": "anyof", "type": "type"}) + """
 {%- if f.anyof is not none and f.anyof|length > 0 -%}
 {%- for a in f.anyof -%}{{- (' | ' if not loop.first else '') ~ typescript_type(a) -}}{%- endfor -%}
 {%- else -%}
@@ -485,7 +490,7 @@ _define(
     "print_property_type", "p",
     "What `{{ $p.Type }}` prints (PropertyType.String()) for a request property: `` for no "
     "type, the type for one, `[a b]` for several (a JSON null type is one empty string).",
-    _fields("f", "p", {"type": "type"}) + """
+    go_fields("f", "p", {"type": "type"}) + """
 {%- if f.type_set and f.type is none -%}{{- '' -}}
 {%- elif f.type is string -%}{{- f.type -}}
 {%- elif f.type is not none and f.type|length == 1 -%}
