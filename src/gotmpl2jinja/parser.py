@@ -928,8 +928,9 @@ def _explain(source: str, exc: UnexpectedInput, offset: int,
              where: _Where) -> tuple[str, int, int | None]:
     """A message in Go's words for what the grammar rejected, and the line Go reports."""
     eof_line = where.eof_line()
+    # Inside an action the fallback lexer may read the rest as TEXT: a character error.
     if isinstance(exc, UnexpectedCharacters) or (
-            isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+            isinstance(exc, UnexpectedToken) and exc.token.type in ("$END", "TEXT", "COMMENT")):
         open_at = source.rfind("{{", 0, offset + 1)
         close_at = source.find("}}", open_at) if open_at >= 0 else -1
         inside = open_at >= 0 and (close_at < 0 or close_at >= offset) and (
@@ -958,6 +959,9 @@ def _explain(source: str, exc: UnexpectedInput, offset: int,
             return "unterminated character constant", offset, None
         if ch == ")":
             return "unexpected right paren", offset, None
+        if ch == "/" and source.startswith("/*", offset):
+            return ("unexpected \"/\" in command: a comment must start right after {{ "
+                    "(or {{- )"), offset, None
         if ch in "+-.0123456789":
             return f"bad number syntax near {source[offset:offset + 8]!r}", offset, None
         if ch == ":":
@@ -973,6 +977,13 @@ def _explain(source: str, exc: UnexpectedInput, offset: int,
             return "unclosed left paren", close, None
         return ("missing value: the action ends before its pipeline (or the pipeline ends "
                 "with an empty command)"), close, None
+    if tok.type == "COMMA":
+        return ("too many declarations: only {{range}} may declare two variables "
+                "($i, $v := …)"), tok.start_pos, None
     if tok.type == "RPAR":
+        opened = source.count("(", source.rfind("{{", 0, offset), offset)
+        closed = source.count(")", source.rfind("{{", 0, offset), offset)
+        if closed >= opened:
+            return "unexpected right paren", tok.start_pos, None
         return "missing value for parenthesized pipeline", tok.start_pos, None
     return f"unexpected {_describe(tok)} in action", tok.start_pos, None
