@@ -1,0 +1,1225 @@
+"""Go template AST → portable, readable Jinja that renders Ollama's exact bytes.
+
+The emitted template carries Ollama's behaviour itself: a short prelude computes Ollama's values
+(collated messages, `.System`, the think values) from the contract's variables, then the body
+follows the Go template node for node. Expressions are translated by Go type (see
+`analysis.GoType`): the type decides how a value prints, compares and tests for truth, so the
+Jinja never depends on an engine's own printing of booleans, numbers or none.
+
+Portable dialect only (jinja-portability.md §3): every tag is left-trimmed, every byte of
+template text is a string literal inside an expression, so the output does not depend on
+trim_blocks/lstrip_blocks. Anything that cannot be expressed faithfully raises
+TranslationError naming the construct; a Go execution error becomes `raise_exception`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+
+from gotmpl2jinja import nodes
+from gotmpl2jinja.analysis import (
+    FIELDS,
+    MAP_VALUES,
+    ROOT_FIELDS,
+    SLICE_ELEMENTS,
+    STRUCTS,
+    UNMODELLED_FIELDS,
+    Analysis,
+    GoType,
+    Variable,
+    analyze,
+)
+from gotmpl2jinja.errors import TranslationError
+
+INDENT = "    "
+
+# Jinja operator precedence, loosest first; an operand looser than its context gets parens.
+COND, OR, AND, NOT, COMPARE, ARITH, CONCAT, ATOM = range(8)
+
+#: Runtime macros (gotmpl2jinja.runtime) that print Go values exactly.
+JSON_MACROS = {
+    GoType.STRING: "json_string",
+    GoType.TOOLS: "json_tools",
+    GoType.TOOL: "json_tool",
+    GoType.TOOL_FUNCTION: "json_function",
+    GoType.PARAMETERS: "json_parameters",
+    GoType.PROPERTIES: "json_properties",
+    GoType.PROPERTY: "json_property",
+    GoType.ARGS: "json_value",
+    GoType.ANY: "json_value",
+    GoType.STRINGS: "json_value",
+    GoType.ANYS: "json_value",
+    GoType.FLOAT: "json_number",
+}
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A translated Go value: Jinja code plus the Go type that decides its behaviour."""
+
+    code: str
+    type: GoType
+    prec: int = ATOM
+    const: object = None  # the Python value of a Go constant (str/int/float/bool), else None
+    is_const: bool = False
+    stable: bool = False  # safe to inline where a variable would be read (no later change)
+    loop: int | None = None  # id of the loop whose `loop.*` it reads
+    maybe_undefined: bool = False  # Jinja key may be absent (Go: nil map/slice)
+    slice_of: tuple[Expr, Expr] | None = None  # (collection, start) for `slice x i`
+    owner: str | None = None  # code of the struct a field was read from (for String())
+
+    def wrap(self, prec: int) -> str:
+        """The code, parenthesised when looser than the context `prec`."""
+        return self.code if self.prec >= prec else f"({self.code})"
+
+
+def const_expr(value: object) -> Expr:
+    """A Go constant as a Jinja literal."""
+    if isinstance(value, bool):
+        return Expr("true" if value else "false", GoType.BOOL, const=value, is_const=True,
+                    stable=True)
+    if isinstance(value, int):
+        return Expr(str(value), GoType.INT, ATOM if value >= 0 else ARITH, const=value,
+                    is_const=True, stable=True)
+    if isinstance(value, float):
+        return Expr(repr(value), GoType.FLOAT, ATOM if value >= 0 else ARITH, const=value,
+                    is_const=True, stable=True)
+    assert isinstance(value, str)
+    return Expr(quote(value), GoType.STRING, const=value, is_const=True, stable=True)
+
+
+def quote(text: str) -> str:
+    """A Jinja string literal for `text` (escapes only what every engine reads the same)."""
+    q = "'" if "'" not in text or '"' in text else '"'
+    out = text.replace("\\", "\\\\").replace(q, "\\" + q)
+    out = out.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return q + out + q
+
+
+def go_float(value: float) -> str:
+    """Go's `%v` of a float64 constant: shortest digits, exponent form iff exp < -4 or >= 6."""
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp_text = repr(abs(value)).partition("e")
+    exp10 = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    if whole != "0":
+        point = len(whole) + exp10
+    else:
+        point = exp10 - (len(frac) - len(frac.lstrip("0")))
+    digits = (whole + frac).lstrip("0").rstrip("0") or "0"
+    exponent = point - 1
+    if exponent < -4 or exponent >= 6:
+        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{m}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+@dataclass
+class BreakFlag(nodes.Node):
+    """Stands where a Go `break` was: sets the loop's "done" flag (see `without_loop_control`)."""
+
+
+def has_loop_control(lst: list[nodes.Node]) -> bool:
+    """A `break`/`continue` of the current loop (nested ranges have their own)."""
+    for node in lst:
+        if isinstance(node, (nodes.BreakNode, nodes.ContinueNode)):
+            return True
+        if isinstance(node, (nodes.IfNode, nodes.WithNode)):
+            lists = [node.list.nodes] + ([node.else_list.nodes] if node.else_list else [])
+            if any(has_loop_control(x) for x in lists):
+                return True
+    return False
+
+
+def without_loop_control(lst: list[nodes.Node]) -> list[nodes.Node]:
+    """The loop body rewritten without `continue`/`break`: what follows an `if` whose branch
+    continues moves into the branches that do not. @huggingface/jinja drops everything an
+    iteration printed before a `continue`/`break`, so the emitted Jinja never uses them;
+    a `break` becomes a flag that skips the remaining iterations."""
+    out: list[nodes.Node] = []
+    for i, node in enumerate(lst):
+        if isinstance(node, nodes.ContinueNode):
+            return out
+        if isinstance(node, nodes.BreakNode):
+            out.append(BreakFlag(pos=node.pos))
+            return out
+        if isinstance(node, nodes.IfNode) and has_loop_control(
+                node.list.nodes + (node.else_list.nodes if node.else_list else [])):
+            rest = lst[i + 1:]
+            then = without_loop_control(node.list.nodes + rest)
+            other = without_loop_control((node.else_list.nodes if node.else_list else [])
+                                         + rest)
+            out.append(nodes.IfNode(
+                pipe=node.pipe, list=nodes.ListNode(nodes=then, pos=node.list.pos),
+                else_list=nodes.ListNode(nodes=other, pos=node.pos) if other else None,
+                pos=node.pos))
+            return out
+        if isinstance(node, nodes.WithNode) and has_loop_control([node]):
+            raise TranslationError("break/continue inside with: not supported",
+                                   line=node.pos.line, col=node.pos.col)
+        out.append(node)
+    return out
+
+
+def has_break(lst: list[nodes.Node]) -> bool:
+    return any(isinstance(n, BreakFlag) or (
+        isinstance(n, nodes.IfNode) and (has_break(n.list.nodes) or (
+            n.else_list is not None and has_break(n.else_list.nodes))))
+        for n in lst)
+
+
+@dataclass
+class Loop:
+    """A Jinja `for` being emitted: its id, the Go range node and the collection."""
+
+    ident: int
+    node: nodes.RangeNode
+    collection: Expr
+    break_flag: str | None = None
+
+
+@dataclass
+class _Scope:
+    """A Jinja scope being emitted (the template or one for body)."""
+
+    key: int
+    namespace: str | None = None
+
+
+@dataclass
+class Emitter:
+    """Walks the Go AST and writes Jinja lines."""
+
+    template: nodes.Template
+    analysis: Analysis
+    lines: list[str] = field(default_factory=list)
+    depth: int = 0
+    pending: list[Expr] = field(default_factory=list)
+    loops: list[Loop] = field(default_factory=list)
+    dot: Expr = field(default_factory=lambda: Expr("", GoType.ROOT, stable=True))
+    values: dict[int, Expr] = field(default_factory=dict)  # id(Variable) -> its Expr
+    facts: list[tuple[str, int]] = field(default_factory=list)  # (len code, known > n)
+    root_used: set[str] = field(default_factory=set)
+    message_fields: set[str] = field(default_factory=set)
+    macros: set[str] = field(default_factory=set)
+    loop_names: set[str] = field(default_factory=set)
+
+    # --- errors -----------------------------------------------------------------------------
+
+    def error(self, message: str, node: nodes.Node | None) -> TranslationError:
+        if node is None:
+            return TranslationError(message, name=self.template.name)
+        return TranslationError(message, line=node.pos.line, col=node.pos.col,
+                                name=self.template.name)
+
+    @staticmethod
+    def raising(message: str) -> Expr:
+        """A Go execution error at this point: Jinja raises when it evaluates this."""
+        return Expr(f"raise_exception({quote(message)})", GoType.RAISE)
+
+    # --- output -----------------------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.flush()
+        self.lines.append(INDENT * self.depth + text)
+
+    def output(self, expr: Expr) -> None:
+        if expr.is_const and expr.const == "":
+            return
+        self.pending.append(expr)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        parts: list[Expr] = []
+        for expr in self.pending:
+            if parts and expr.is_const and parts[-1].is_const:
+                parts[-1] = const_expr(str(parts[-1].const) + str(expr.const))
+            else:
+                parts.append(expr)
+        self.pending = []
+        code = " ~ ".join(p.wrap(ATOM) if len(parts) > 1 else p.code for p in parts)
+        self.lines.append(INDENT * self.depth + "{{- " + code + " }}")
+
+    # --- statements -------------------------------------------------------------------------
+
+    def emit_list(self, lst: nodes.ListNode) -> None:
+        for node in lst.nodes:
+            self.emit_node(node)
+
+    def emit_node(self, node: nodes.Node) -> None:
+        if isinstance(node, nodes.TextNode):
+            if node.text:
+                self.output(const_expr(node.text))
+        elif isinstance(node, nodes.CommentNode):
+            body = node.text
+            if body.startswith("/*") and body.endswith("*/"):
+                body = body[2:-2]
+            body = body.replace("#}", "# }").strip("\n")
+            self.line("{#- " + body.strip() + " #}" if "\n" not in body.strip()
+                      else "{#-" + body + " #}")
+        elif isinstance(node, nodes.ActionNode):
+            self.emit_action(node)
+        elif isinstance(node, nodes.IfNode):
+            self.emit_if(node)
+        elif isinstance(node, nodes.RangeNode):
+            self.emit_range(node)
+        elif isinstance(node, nodes.WithNode):
+            self.emit_with(node)
+        elif isinstance(node, BreakFlag):
+            flag = self.loops[-1].break_flag
+            self.line(f"{{%- set {flag}.done = true %}}")
+        elif isinstance(node, (nodes.BreakNode, nodes.ContinueNode)):
+            raise self.error("break/continue left after rewriting", node)
+        elif isinstance(node, nodes.ListNode):
+            self.emit_list(node)
+        else:
+            raise self.error(f"{type(node).__name__}: not supported", node)
+
+    def emit_action(self, node: nodes.ActionNode) -> None:
+        pipe = node.pipe
+        if not pipe.decl:
+            self.output(self.text(self.pipeline(pipe), node))
+            return
+        if len(pipe.decl) != 1:
+            raise self.error("a pipeline declaring two variables is only valid in range", node)
+        var = self.analysis.variable(pipe.decl[0])
+        value = self.pipeline(pipe)
+        if value.type == GoType.RAISE:
+            self.output(value)
+            return
+        if pipe.is_assign:
+            self.assign(var, value, node)
+        else:
+            self.declare(var, value, node)
+
+    def declare(self, var: Variable, value: Expr, node: nodes.Node) -> None:
+        inline = (
+            not var.assigned and value.stable and not var.used_in_deeper_loop
+            and (value.loop is None or (self.loops and value.loop == self.loops[-1].ident))
+            and value.prec >= COMPARE and len(value.code) <= 60
+        )
+        if inline:
+            self.values[id(var)] = value
+            return
+        if var.namespace and self._ns_literal(var) is not None:
+            pass  # initialised in the namespace() call at the top of its scope
+        else:
+            self.line(f"{{%- set {var.ref} = {value.code} %}}")
+        self.values[id(var)] = Expr(var.ref, value.type, maybe_undefined=value.maybe_undefined)
+
+    def assign(self, var: Variable, value: Expr, node: nodes.Node) -> None:
+        current = self.values.get(id(var))
+        if current is None:
+            raise self.error(f"assignment to {var.go_name} before it has a value", node)
+        if current.type != value.type and not (
+            var.condition_only and {current.type, value.type} <= {GoType.BOOL, GoType.TRUTH,
+                                                                    GoType.STRING, GoType.INT}
+        ):
+            raise self.error(
+                f"{var.go_name} changes type ({current.type.value} → {value.type.value}); "
+                "not supported", node)
+        self.line(f"{{%- set {var.ref} = {value.code} %}}")
+
+    def _ns_literal(self, var: Variable) -> str | None:
+        """A namespace variable declared by a literal directly in its scope: its Jinja value."""
+        return getattr(var, "ns_literal", None)
+
+    def open_scope(self, key: int, body: nodes.ListNode) -> None:
+        """Create the namespace of the Jinja scope starting here, if a loop assigns into it."""
+        members = self.analysis.namespaces.get(key)
+        if not members:
+            return
+        ns = self.analysis.namespace_names[key]
+        direct = {id(n.pipe.decl[0]): n for n in body.nodes
+                  if isinstance(n, nodes.ActionNode) and n.pipe.decl and not n.pipe.is_assign}
+        inits = []
+        for var in members:
+            literal = None
+            action = direct.get(id(var.decl))
+            if action is not None and len(action.pipe.cmds) == 1 \
+                    and len(action.pipe.cmds[0].args) == 1:
+                arg = action.pipe.cmds[0].args[0]
+                if isinstance(arg, (nodes.StringNode, nodes.BoolNode, nodes.NumberNode)):
+                    literal = self.value(arg).code
+            var.ns_literal = literal  # type: ignore[attr-defined]
+            inits.append(f"{var.jinja_name}={literal if literal is not None else 'none'}")
+        self.line(f"{{%- set {ns} = namespace({', '.join(inits)}) %}}")
+
+    def emit_if(self, node: nodes.IfNode) -> None:
+        self._declare_branch_vars(node)
+        cond = self.condition(node.pipe, node)
+        if cond.is_const:
+            taken = node.list if cond.const else node.else_list
+            if taken is not None:
+                self.emit_list(taken)
+            return
+        self.line(f"{{%- if {cond.code} %}}")
+        self.body(node.list)
+        else_list = node.else_list
+        while else_list is not None:
+            chained = else_list.nodes[0] if len(else_list.nodes) == 1 else None
+            if isinstance(chained, nodes.IfNode) and not chained.pipe.decl:
+                cond = self.condition(chained.pipe, chained)
+                if cond.is_const:
+                    if cond.const:
+                        self.line("{%- else %}")
+                        self.body(chained.list)
+                        break
+                    else_list = chained.else_list
+                    continue
+                self.line(f"{{%- elif {cond.code} %}}")
+                self.body(chained.list)
+                else_list = chained.else_list
+                continue
+            self.line("{%- else %}")
+            self.body(else_list)
+            break
+        self.line("{%- endif %}")
+
+    def _declare_branch_vars(self, node: nodes.BranchNode) -> None:
+        if node.pipe.decl:
+            raise self.error("a variable declared in an if/with condition is not supported",
+                             node)
+
+    def body(self, lst: nodes.ListNode) -> None:
+        self.flush()
+        self.depth += 1
+        self.emit_list(lst)
+        self.flush()
+        self.depth -= 1
+
+    def emit_with(self, node: nodes.WithNode) -> None:
+        if node.pipe.decl:
+            raise self.error("with $x := …: not supported", node)
+        value = self.pipeline(node.pipe)
+        truth = self.truth(value)
+        saved = self.dot
+        if truth.is_const:
+            if truth.const:
+                self.dot = value
+                self.emit_list(node.list)
+                self.dot = saved
+            elif node.else_list is not None:
+                self.emit_list(node.else_list)
+            return
+        if value.prec < ATOM or len(value.code) > 40:
+            name = self.fresh_name("value")
+            self.line(f"{{%- set {name} = {value.code} %}}")
+            value = replace(value, code=name, prec=ATOM, slice_of=None)
+            truth = self.truth(value)
+        self.line(f"{{%- if {truth.code} %}}")
+        self.dot = value
+        self.body(node.list)
+        self.dot = saved
+        if node.else_list is not None:
+            self.line("{%- else %}")
+            self.body(node.else_list)
+        self.line("{%- endif %}")
+
+    def fresh_name(self, base: str) -> str:
+        taken = {v.jinja_name for v in self.analysis.variables.values()} | self.loop_names
+        name, n = base, 2
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        self.loop_names.add(name)
+        return name
+
+    def emit_range(self, node: nodes.RangeNode) -> None:
+        pipe = node.pipe
+        bare = nodes.PipeNode(cmds=pipe.cmds, pos=pipe.pos)
+        coll = self.pipeline(bare)
+        decl = [self.analysis.variable(d) for d in pipe.decl]
+        index_var = decl[0] if len(decl) == 2 else None
+        elem_var = decl[-1] if decl else None
+        loop_id = id(node)
+        if coll.type == GoType.RAISE:
+            self.output(coll)
+            return
+        if coll.type == GoType.INT:
+            if index_var is not None:
+                raise self.error("range over an integer takes one variable", node)
+            elem_type, natural, key_name = GoType.INT, "i", None
+            iterable = f"range({coll.code})"
+        elif coll.type in SLICE_ELEMENTS:
+            elem_type, natural = SLICE_ELEMENTS[coll.type]
+            key_name = None
+            iterable = self.concrete(coll).wrap(ATOM) if coll.maybe_undefined else coll.code
+            if coll.prec < ATOM:
+                iterable = f"({coll.code})"
+        elif coll.type in MAP_VALUES:
+            elem_type, natural_key, natural = MAP_VALUES[coll.type]
+            key_name = natural_key
+            iterable = f"{self.concrete(coll).wrap(ATOM)}|dictsort(case_sensitive=true)"
+        elif coll.type == GoType.NIL:
+            # ranging over a nil interface: no iterations (Go treats it as empty)
+            if node.else_list is not None:
+                self.emit_list(node.else_list)
+            return
+        else:
+            raise self.error(f"range over {coll.type.value}: not supported", node)
+        elem_name = self.loop_var(elem_var, natural)
+        if key_name is not None:
+            key_name = self.loop_var(index_var, key_name)
+        has_else = node.else_list is not None
+        if has_else:
+            truth = self.truth(coll)
+            self.line(f"{{%- if {truth.code} %}}")
+            self.depth += 1
+        body_nodes = node.list.nodes
+        flag = None
+        if has_loop_control(body_nodes):
+            body_nodes = without_loop_control(body_nodes)
+            if has_break(body_nodes):
+                flag = self.fresh_name(f"{elem_name}_loop")
+                self.line(f"{{%- set {flag} = namespace(done=false) %}}")
+        head = f"{key_name}, {elem_name}" if key_name else elem_name
+        self.line(f"{{%- for {head} in {iterable} %}}")
+        saved_dot, saved_facts = self.dot, self.facts
+        loop = Loop(loop_id, node, coll, flag)
+        self.loops.append(loop)
+        self.depth += 1
+        elem = Expr(elem_name, elem_type, stable=True)
+        self.dot = elem
+        if elem_var is not None:
+            self.values[id(elem_var)] = elem
+        if index_var is not None:
+            if key_name is not None:
+                self.values[id(index_var)] = Expr(key_name, GoType.STRING, stable=True)
+            elif index_var.used_in_deeper_loop or index_var.assigned:
+                name = index_var.jinja_name
+                self.line(f"{{%- set {name} = loop.index0 %}}")
+                self.values[id(index_var)] = Expr(name, GoType.INT, stable=True)
+            else:
+                self.values[id(index_var)] = Expr("loop.index0", GoType.INT, stable=True,
+                                                  loop=loop_id)
+        self.open_scope(loop_id, node.list)
+        if flag is not None:
+            self.line(f"{{%- if not {flag}.done %}}")
+            self.depth += 1
+        self.emit_list(nodes.ListNode(nodes=body_nodes))
+        self.flush()
+        if flag is not None:
+            self.depth -= 1
+            self.line("{%- endif %}")
+        self.depth -= 1
+        self.loops.pop()
+        self.dot, self.facts = saved_dot, saved_facts
+        self.line("{%- endfor %}")
+        if has_else:
+            self.depth -= 1
+            self.line("{%- else %}")
+            assert node.else_list is not None
+            self.body(node.else_list)
+            self.line("{%- endif %}")
+
+    def loop_var(self, var: Variable | None, natural: str) -> str:
+        if var is not None and var.go_name != "$_":
+            self.loop_names.add(var.jinja_name)
+            return var.jinja_name
+        return self.fresh_name(natural)
+
+    # --- pipelines --------------------------------------------------------------------------
+
+    def pipeline(self, pipe: nodes.PipeNode) -> Expr:
+        result: Expr | None = None
+        for cmd in pipe.cmds:
+            result = self.command(cmd, result)
+        if result is None:
+            raise self.error("empty pipeline", pipe)
+        return result
+
+    def command(self, cmd: nodes.CommandNode, piped: Expr | None) -> Expr:
+        head = cmd.args[0]
+        if isinstance(head, nodes.IdentifierNode):
+            return self.call(head.ident, cmd.args[1:], piped, cmd)
+        if len(cmd.args) > 1 or piped is not None:
+            raise self.error("method calls with arguments are not supported", cmd)
+        return self.value(head)
+
+    def condition(self, pipe: nodes.PipeNode, node: nodes.Node) -> Expr:
+        """The pipeline as an `if` condition (and/or/not kept as Jinja's own operators)."""
+        if len(pipe.cmds) == 1 and not pipe.decl:
+            return self.cond_command(pipe.cmds[0])
+        return self.truth(self.pipeline(pipe))
+
+    def cond_command(self, cmd: nodes.CommandNode) -> Expr:
+        head = cmd.args[0]
+        if isinstance(head, nodes.IdentifierNode) and head.ident in ("and", "or") \
+                and len(cmd.args) >= 3:
+            return self.logic(head.ident, cmd.args[1:], cmd, as_condition=True)
+        if isinstance(head, nodes.IdentifierNode) and head.ident == "not" \
+                and len(cmd.args) == 2:
+            inner = self.cond_arg(cmd.args[1])
+            return self.negate(inner)
+        if len(cmd.args) == 1 and isinstance(head, nodes.PipeNode) and len(head.cmds) == 1 \
+                and not head.decl:
+            return self.cond_command(head.cmds[0])
+        return self.truth(self.command(cmd, None))
+
+    def cond_arg(self, arg: nodes.Node) -> Expr:
+        if isinstance(arg, nodes.PipeNode) and len(arg.cmds) == 1 and not arg.decl:
+            return self.cond_command(arg.cmds[0])
+        return self.truth(self.value(arg))
+
+    @staticmethod
+    def negate(inner: Expr) -> Expr:
+        if inner.is_const:
+            return const_expr(not inner.const)
+        if inner.code.startswith("not ") and inner.prec == NOT:
+            return Expr(inner.code[4:], GoType.BOOL, COMPARE, stable=inner.stable,
+                        loop=inner.loop)
+        return Expr(f"not {inner.wrap(NOT)}", GoType.BOOL, NOT, stable=inner.stable,
+                    loop=inner.loop)
+
+    # --- operands ---------------------------------------------------------------------------
+
+    def value(self, node: nodes.Node) -> Expr:
+        if isinstance(node, nodes.DotNode):
+            if self.dot.type == GoType.ROOT:
+                raise self.error("printing or passing the whole root map is not supported",
+                                 node)
+            return self.dot
+        if isinstance(node, nodes.FieldNode):
+            return self.fields(self.dot, node.ident, node)
+        if isinstance(node, nodes.VariableNode):
+            var = self.analysis.variable(node)
+            if var.role == "root":
+                base = Expr("", GoType.ROOT, stable=True)
+            else:
+                base = self.values.get(id(var))
+                if base is None:
+                    raise self.error(f"{var.go_name} is used where it has no value", node)
+                if base.loop is not None and (not self.loops or self.loops[-1].ident
+                                              != base.loop):
+                    raise self.error(f"{var.go_name} read inside a nested loop", node)
+            if len(node.ident) == 1 and base.type == GoType.ROOT:
+                raise self.error("using `$` itself is not supported", node)
+            return self.fields(base, node.ident[1:], node)
+        if isinstance(node, nodes.ChainNode):
+            return self.fields(self.value(node.node), node.field, node)
+        if isinstance(node, nodes.StringNode):
+            return const_expr(node.text)
+        if isinstance(node, nodes.BoolNode):
+            return const_expr(node.value)
+        if isinstance(node, nodes.NumberNode):
+            if node.is_int:
+                return const_expr(node.int64)
+            if node.is_float:
+                return const_expr(node.float64)
+            raise self.error(f"number {node.text}: not supported", node)
+        if isinstance(node, nodes.NilNode):
+            return Expr("none", GoType.NIL, const=None, is_const=True, stable=True)
+        if isinstance(node, nodes.PipeNode):
+            if node.decl:
+                raise self.error("declaration inside parentheses: not supported", node)
+            return self.pipeline(node)
+        if isinstance(node, nodes.IdentifierNode):
+            return self.call(node.ident, [], None, node)
+        raise self.error(f"{type(node).__name__}: not supported here", node)
+
+    def fields(self, base: Expr, names: list[str], node: nodes.Node) -> Expr:
+        expr = base
+        for name in names:
+            expr = self.field(expr, name, node)
+        return expr
+
+    def field(self, base: Expr, name: str, node: nodes.Node) -> Expr:
+        t = base.type
+        if t == GoType.RAISE:
+            return base
+        if t == GoType.ROOT:
+            self.root_used.add(name)
+            if name == "Response":
+                return const_expr("")
+            if name in ROOT_FIELDS:
+                code, ftype = ROOT_FIELDS[name]
+                return Expr(code, ftype, stable=True, maybe_undefined=(ftype == GoType.TOOLS))
+            return Expr("none", GoType.NIL, const=None, is_const=True, stable=True)
+        if t == GoType.NIL:
+            return self.raising(f"nil pointer evaluating interface {{}}.{name}")
+        if t in FIELDS and name in FIELDS[t]:
+            info = FIELDS[t][name]
+            if t == GoType.MESSAGE:
+                self.message_fields.add(info.key)
+            if info.default is not None:
+                code = f"{base.wrap(ATOM)}.get({quote(info.key)}, {info.default})"
+            else:
+                code = f"{base.wrap(ATOM)}.{info.key}"
+            return Expr(code, info.type, stable=base.stable, loop=base.loop,
+                        maybe_undefined=info.maybe_missing, owner=base.code)
+        if name in UNMODELLED_FIELDS.get(t, set()):
+            raise self.error(f".{name} of {t.value}: not supported", node)
+        if t in (GoType.ARGS, GoType.ANY):
+            raise self.error(f".{name} on {t.value}: map field access not supported", node)
+        if name == "String" and t in (GoType.ARGS, GoType.TOOLS, GoType.PROPERTIES,
+                                      GoType.PROPERTY_TYPE, GoType.TOOL):
+            return self.text(base, node)
+        if name == "ToTypeScriptType" and t == GoType.PROPERTY:
+            self.macros.add("typescript_type")
+            return Expr(f"typescript_type({base.code})", GoType.STRING, stable=base.stable)
+        return self.raising(f"can't evaluate field {name} in type {t.value}")
+
+    def concrete(self, e: Expr) -> Expr:
+        """A possibly-absent map/slice as a value that is always there (nil ranges as empty)."""
+        if not e.maybe_undefined:
+            return e
+        empty = "{}" if e.type in MAP_VALUES else "[]"
+        return Expr(f"{e.wrap(ATOM)} if {e.wrap(COMPARE)} is defined else {empty}", e.type,
+                    COND, stable=e.stable, loop=e.loop)
+
+    # --- Go printing and truth --------------------------------------------------------------
+
+    def text(self, e: Expr, node: nodes.Node | None, *, sprint: bool = False) -> Expr:
+        """The string Go's printing of `e` gives (template print, or fmt.Sprint for `print`)."""
+        t = e.type
+        if t == GoType.RAISE:
+            return e
+        if t == GoType.STRING:
+            return e
+        if e.is_const:
+            if t == GoType.BOOL:
+                return const_expr("true" if e.const else "false")
+            if t == GoType.INT:
+                return const_expr(str(e.const))
+            if t == GoType.FLOAT:
+                assert isinstance(e.const, float)
+                return const_expr(go_float(e.const))
+            if t == GoType.NIL:
+                return const_expr("<nil>" if sprint else "<no value>")
+        if t == GoType.BOOL:
+            return Expr(f"'true' if {e.wrap(OR)} else 'false'", GoType.STRING, COND,
+                        stable=e.stable, loop=e.loop)
+        if t == GoType.INT:
+            return Expr(f"{e.wrap(ATOM)}|string", GoType.STRING, ATOM, stable=e.stable,
+                        loop=e.loop)
+        if t == GoType.TOOLS:
+            self.macros.add("json_tools")
+            return Expr(f"json_tools({e.code})", GoType.STRING)
+        if t == GoType.PROPERTIES:
+            self.macros.add("print_properties")
+            return Expr(f"print_properties({e.code})", GoType.STRING)
+        if t in (GoType.ARGS, GoType.ANYS, GoType.STRINGS) and not sprint:
+            if t == GoType.ARGS:
+                self.macros.add("print_arguments")
+                return Expr(f"print_arguments({e.code})", GoType.STRING)
+            if t == GoType.STRINGS:
+                return Expr(f"'[' ~ {e.wrap(ATOM)}|join(' ') ~ ']'", GoType.STRING, CONCAT)
+            self.macros.add("print_value")
+            return Expr(f"print_value({e.code})", GoType.STRING)
+        if t in (GoType.TOOL, GoType.TOOL_FUNCTION, GoType.PARAMETERS) and not sprint:
+            macro = JSON_MACROS[t]
+            self.macros.add(macro)
+            return Expr(f"{macro}({e.code})", GoType.STRING)
+        if t == GoType.ANY and not sprint:
+            self.macros.add("print_value")
+            return Expr(f"print_value({e.code})", GoType.STRING)
+        if t == GoType.FLOAT:
+            self.macros.add("print_number")
+            return Expr(f"print_number({e.code})", GoType.STRING)
+        if t == GoType.PROPERTY_TYPE and e.owner is not None:
+            self.macros.add("print_property_type")
+            return Expr(f"print_property_type({e.owner})", GoType.STRING)
+        raise self.error(f"printing a value of Go type {t.value} is not supported", node)
+
+    def truth(self, e: Expr) -> Expr:
+        """An expression whose Jinja truth is Go's truth of `e`."""
+        t = e.type
+        if e.is_const:
+            return const_expr(bool(e.const))
+        if t in STRUCTS or t == GoType.ROOT:
+            return const_expr(True)
+        if t == GoType.RAISE:
+            return e
+        return e
+
+    # --- functions --------------------------------------------------------------------------
+
+    def call(self, name: str, arg_nodes: list[nodes.Node], piped: Expr | None,
+             node: nodes.Node) -> Expr:
+        if name in ("and", "or"):
+            nodes_ = list(arg_nodes)
+            if piped is not None:
+                raise self.error(f"piping into {name}: not supported", node)
+            return self.logic(name, nodes_, node, as_condition=False)
+        args = [self.value(a) for a in arg_nodes]
+        if piped is not None:
+            args.append(piped)
+        for a in args:
+            if a.type == GoType.RAISE:
+                return a
+        handler = getattr(self, f"fn_{name}", None)
+        if handler is None:
+            raise self.error(f"function {name!r}: not supported", node)
+        result: Expr = handler(args, node)
+        return result
+
+    def logic(self, name: str, arg_nodes: list[nodes.Node], node: nodes.Node, *,
+              as_condition: bool) -> Expr:
+        """Go's short-circuit and/or. As a condition: Jinja's and/or on truths. As a value:
+        the deciding operand (only when all operands share one Go type)."""
+        if len(arg_nodes) < 1:
+            raise self.error(f"{name} needs arguments", node)
+        jinja_op, prec = (" and ", AND) if name == "and" else (" or ", OR)
+        truths: list[Expr] = []
+        values: list[Expr] = []
+        saved_facts = list(self.facts)
+        for arg in arg_nodes:
+            v = self.value(arg) if not as_condition else None
+            c = self.cond_arg(arg) if as_condition else self.truth(v)  # type: ignore[arg-type]
+            if c.is_const and not truths:
+                # a constant operand decides or passes straight on
+                if (name == "and") != bool(c.const):
+                    self.facts = saved_facts
+                    return c if as_condition or v is None else v
+                continue
+            if c.is_const and (name == "and") == bool(c.const):
+                continue
+            truths.append(c)
+            if v is not None:
+                values.append(v)
+            if name == "and":
+                self.learn(arg)
+        self.facts = saved_facts
+        if not truths:
+            return const_expr(name == "and") if as_condition else self.value(arg_nodes[-1])
+        code = jinja_op.join(c.wrap(prec + 1) for c in truths)
+        cond = Expr(code, GoType.TRUTH, prec if len(truths) > 1 else truths[0].prec,
+                    stable=all(c.stable for c in truths))
+        if as_condition:
+            return cond if len(truths) > 1 else truths[0]
+        if len(values) == 1:
+            return values[0]
+        types = {v.type for v in values}
+        if len(types) == 1 and GoType.RAISE not in types:
+            # value: the first operand that decides, else the last
+            result = values[-1]
+            for v, c in zip(reversed(values[:-1]), reversed(truths[:-1]), strict=True):
+                test = c.wrap(OR) if name == "or" else self.negate(c).wrap(OR)
+                result = Expr(f"{v.wrap(OR)} if {test} else {result.wrap(COND)}", v.type, COND,
+                              stable=all(x.stable for x in values))
+            if types == {GoType.BOOL}:
+                return Expr(code, GoType.BOOL, prec, stable=cond.stable)
+            return result
+        return cond
+
+    def learn(self, arg: nodes.Node) -> None:
+        """Record `gt (len X) n` / `ge (len X) n` so a later `index X k` needs no bounds check."""
+        if not isinstance(arg, nodes.PipeNode) or len(arg.cmds) != 1:
+            return
+        args = arg.cmds[0].args
+        if len(args) != 3 or not isinstance(args[0], nodes.IdentifierNode):
+            return
+        op = args[0].ident
+        if op not in ("gt", "ge") or not isinstance(args[2], nodes.NumberNode):
+            return
+        left = args[1]
+        if not (isinstance(left, nodes.PipeNode) and len(left.cmds) == 1):
+            return
+        inner = left.cmds[0].args
+        if len(inner) != 2 or not isinstance(inner[0], nodes.IdentifierNode) \
+                or inner[0].ident != "len":
+            return
+        try:
+            coll = self.value(inner[1])
+        except TranslationError:
+            return
+        bound = args[2].int64 if op == "gt" else args[2].int64 - 1
+        self.facts.append((self.length(coll).code, bound))
+
+    def length(self, coll: Expr) -> Expr:
+        if coll.slice_of is not None:
+            base, start = coll.slice_of
+            if self.is_loop_index_of(base, start):
+                return Expr("loop.revindex", GoType.INT, stable=True, loop=self.loops[-1].ident)
+        return Expr(f"{self.concrete(coll).wrap(ATOM)}|length", GoType.INT, ATOM,
+                    stable=coll.stable, loop=coll.loop)
+
+    def is_loop_index_of(self, base: Expr, start: Expr) -> bool:
+        return bool(self.loops) and start.code == "loop.index0" \
+            and start.loop == self.loops[-1].ident \
+            and base.code == self.loops[-1].collection.code
+
+    def fn_not(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if len(args) != 1:
+            raise self.error("not takes one argument", node)
+        return self.negate(self.truth(args[0]))
+
+    def compare(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
+        ordered = op in ("<", "<=", ">", ">=")
+        types = {a.type, b.type}
+        if a.type != b.type:
+            if types == {GoType.ANY, GoType.STRING} and not ordered:
+                any_side = a if a.type == GoType.ANY else b
+                return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)} if {any_side.wrap(COMPARE)} "
+                            "is string else raise_exception('incompatible types for "
+                            "comparison')", GoType.BOOL, COND)
+            return self.raising("incompatible types for comparison")
+        if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
+            raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
+        if ordered and a.type in (GoType.STRING, GoType.BOOL):
+            raise self.error(f"ordering {a.type.value} values is not portable Jinja", node)
+        if a.is_const and b.is_const:
+            result = {"==": a.const == b.const, "!=": a.const != b.const}.get(op)
+            if result is None:
+                result = eval(f"{a.const!r} {op} {b.const!r}")  # noqa: S307 - two literals
+            return const_expr(bool(result))
+        if a.code == "loop.revindex" and op == "==" and b.const == 1:
+            return Expr("loop.last", GoType.BOOL, stable=True, loop=a.loop)
+        if a.code == "loop.revindex" and op == ">" and b.const == 1:
+            return Expr("not loop.last", GoType.BOOL, NOT, stable=True, loop=a.loop)
+        return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
+                    stable=a.stable and b.stable, loop=a.loop or b.loop)
+
+    def fn_eq(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if len(args) < 2:
+            raise self.error("eq needs at least two arguments", node)
+        parts = [self.compare("==", args[0], b, node) for b in args[1:]]
+        for p in parts:
+            if p.type == GoType.RAISE:
+                return p
+        if len(parts) == 1:
+            return parts[0]
+        if any(p.is_const and p.const for p in parts):
+            return const_expr(True)
+        parts = [p for p in parts if not p.is_const]
+        if not parts:
+            return const_expr(False)
+        return Expr(" or ".join(p.wrap(AND) for p in parts), GoType.BOOL, OR,
+                    stable=all(p.stable for p in parts))
+
+    def _binary(self, op: str, args: list[Expr], node: nodes.Node) -> Expr:
+        if len(args) != 2:
+            raise self.error("comparison takes two arguments", node)
+        return self.compare(op, args[0], args[1], node)
+
+    def fn_ne(self, args: list[Expr], node: nodes.Node) -> Expr:
+        return self._binary("!=", args, node)
+
+    def fn_lt(self, args: list[Expr], node: nodes.Node) -> Expr:
+        return self._binary("<", args, node)
+
+    def fn_le(self, args: list[Expr], node: nodes.Node) -> Expr:
+        return self._binary("<=", args, node)
+
+    def fn_gt(self, args: list[Expr], node: nodes.Node) -> Expr:
+        return self._binary(">", args, node)
+
+    def fn_ge(self, args: list[Expr], node: nodes.Node) -> Expr:
+        return self._binary(">=", args, node)
+
+    def fn_len(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if len(args) != 1:
+            raise self.error("len takes one argument", node)
+        a = args[0]
+        if a.type == GoType.STRING:
+            if a.is_const:
+                return const_expr(len(str(a.const).encode("utf-8")))
+            raise self.error("len of a string counts UTF-8 bytes in Go; not portable Jinja",
+                             node)
+        if a.type in SLICE_ELEMENTS or a.type in MAP_VALUES:
+            return self.length(a)
+        return self.raising(f"len of type {a.type.value}")
+
+    def fn_index(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if not args:
+            raise self.error("index needs an argument", node)
+        item = args[0]
+        for key in args[1:]:
+            item = self.index_one(item, key, node)
+        return item
+
+    def index_one(self, coll: Expr, key: Expr, node: nodes.Node) -> Expr:
+        if coll.type in SLICE_ELEMENTS:
+            if key.type != GoType.INT:
+                return self.raising("cannot index slice with a non-integer")
+            elem_type = SLICE_ELEMENTS[coll.type][0]
+            base, offset = coll, key
+            if coll.slice_of is not None:
+                base, start = coll.slice_of
+                if key.is_const and key.const == 0:
+                    offset = start
+                else:
+                    offset = Expr(f"{start.wrap(ARITH)} + {key.wrap(CONCAT)}", GoType.INT, ARITH,
+                                  stable=start.stable and key.stable,
+                                  loop=start.loop or key.loop)
+            code = f"{self.concrete(base).wrap(ATOM)}[{offset.code}]"
+            length = self.length(coll)
+            safe = key.is_const and isinstance(key.const, int) and key.const >= 0 and any(
+                fact_code == length.code and bound >= key.const for fact_code, bound in self.facts)
+            stable = base.stable and offset.stable
+            if safe:
+                return Expr(code, elem_type, stable=stable, loop=offset.loop or base.loop)
+            if key.is_const and isinstance(key.const, int) and key.const >= 0:
+                check = f"{key.code} < {length.wrap(ARITH)}"
+            else:
+                check = f"{key.wrap(ARITH)} >= 0 and {key.wrap(ARITH)} < {length.wrap(ARITH)}"
+            return Expr(f"{code} if {check} else raise_exception('index out of range')",
+                        elem_type, COND, stable=stable, loop=offset.loop or base.loop)
+        if coll.type == GoType.ARGS:
+            if key.type != GoType.STRING:
+                return self.raising("map key must be a string")
+            c = coll.wrap(ATOM)
+            return Expr(f"{c}[{key.code}] if {key.wrap(COMPARE)} in {c} else none", GoType.ANY,
+                        COND, stable=coll.stable)
+        if coll.type == GoType.NIL:
+            return self.raising("index of untyped nil")
+        raise self.error(f"index of Go type {coll.type.value}: not supported", node)
+
+    def fn_slice(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if not args:
+            raise self.error("slice needs an argument", node)
+        coll, bounds = args[0], args[1:]
+        if coll.type == GoType.STRING:
+            raise self.error("slice of a string cuts UTF-8 bytes in Go; not portable Jinja",
+                             node)
+        if coll.type not in SLICE_ELEMENTS:
+            return self.raising(f"can't slice item of type {coll.type.value}")
+        if not bounds:
+            return coll
+        if len(bounds) > 2 or any(b.type != GoType.INT for b in bounds):
+            raise self.error("slice with these indexes: not supported", node)
+        c = self.concrete(coll).wrap(ATOM)
+        start = bounds[0]
+        if len(bounds) == 1:
+            code = f"{c}[{start.code}:]"
+            if self.is_loop_index_of(coll, start):
+                return Expr(code, coll.type, stable=True, loop=start.loop,
+                            slice_of=(coll, start))
+            check = f"{start.wrap(ARITH)} >= 0 and {start.wrap(ARITH)} <= {c}|length"
+            return Expr(f"{code} if {check} else raise_exception('slice index out of range')",
+                        coll.type, COND, stable=coll.stable and start.stable,
+                        slice_of=(coll, start))
+        end = bounds[1]
+        check = (f"{start.wrap(ARITH)} >= 0 and {start.wrap(ARITH)} <= {end.wrap(ARITH)} and "
+                 f"{end.wrap(ARITH)} <= {c}|length")
+        return Expr(f"{c}[{start.code}:{end.code}] if {check} else "
+                    "raise_exception('slice index out of range')", coll.type, COND,
+                    stable=coll.stable and start.stable and end.stable)
+
+    def concat(self, parts: list[Expr]) -> Expr:
+        merged: list[Expr] = []
+        for p in parts:
+            if p.is_const and p.const == "":
+                continue
+            if merged and p.is_const and merged[-1].is_const:
+                merged[-1] = const_expr(str(merged[-1].const) + str(p.const))
+            else:
+                merged.append(p)
+        if not merged:
+            return const_expr("")
+        if len(merged) == 1:
+            return merged[0]
+        return Expr(" ~ ".join(p.wrap(ATOM) for p in merged), GoType.STRING, CONCAT,
+                    stable=all(p.stable for p in merged))
+
+    def fn_print(self, args: list[Expr], node: nodes.Node) -> Expr:
+        parts: list[Expr] = []
+        for i, a in enumerate(args):
+            if i > 0 and a.type != GoType.STRING and args[i - 1].type != GoType.STRING:
+                if GoType.ANY in (a.type, args[i - 1].type):
+                    raise self.error("print spacing of an untyped value: not supported", node)
+                parts.append(const_expr(" "))
+            parts.append(self.text(a, node, sprint=True))
+        return self.concat(parts)
+
+    def fn_println(self, args: list[Expr], node: nodes.Node) -> Expr:
+        parts: list[Expr] = []
+        for i, a in enumerate(args):
+            if i > 0:
+                parts.append(const_expr(" "))
+            parts.append(self.text(a, node, sprint=True))
+        parts.append(const_expr("\n"))
+        return self.concat(parts)
+
+    def fn_printf(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if not args or not args[0].is_const or args[0].type != GoType.STRING:
+            raise self.error("printf needs a constant format string", node)
+        fmt = str(args[0].const)
+        operands = list(args[1:])
+        parts: list[Expr] = []
+        pos = 0
+        for m in re.finditer(r"%(.)", fmt):
+            parts.append(const_expr(fmt[pos:m.start()]))
+            pos = m.end()
+            verb = m.group(1)
+            if verb == "%":
+                parts.append(const_expr("%"))
+                continue
+            if not operands:
+                raise self.error(f"printf {fmt!r}: missing operand", node)
+            arg = operands.pop(0)
+            if verb == "s" and arg.type == GoType.STRING:
+                parts.append(arg)
+            elif verb == "v" and arg.type in (GoType.STRING, GoType.INT, GoType.BOOL,
+                                               GoType.FLOAT):
+                parts.append(self.text(arg, node, sprint=True))
+            elif verb == "d" and arg.type == GoType.INT:
+                parts.append(self.text(arg, node, sprint=True))
+            else:
+                raise self.error(f"printf verb %{verb} with a {arg.type.value} operand: "
+                                 "not supported", node)
+        parts.append(const_expr(fmt[pos:]))
+        if operands:
+            raise self.error(f"printf {fmt!r}: extra operands (Go prints %!(EXTRA …))", node)
+        return self.concat(parts)
+
+    def fn_json(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if len(args) != 1:
+            raise self.error("json takes one argument", node)
+        a = args[0]
+        if a.is_const:
+            if a.type == GoType.NIL:
+                return const_expr("null")
+            if a.type == GoType.BOOL:
+                return const_expr("true" if a.const else "false")
+            if a.type == GoType.INT:
+                return const_expr(str(a.const))
+        if a.type == GoType.BOOL:
+            return self.text(a, node)
+        if a.type == GoType.INT:
+            return self.text(a, node)
+        if a.type == GoType.ARGS:
+            self.macros.add("json_arguments")
+            return Expr(f"json_arguments({a.code})", GoType.STRING)
+        macro = JSON_MACROS.get(a.type)
+        if macro is None:
+            raise self.error(f"json of Go type {a.type.value}: not supported", node)
+        self.macros.add(macro)
+        return Expr(f"{macro}({a.code})", GoType.STRING)
+
+    def fn_currentDate(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
+        if any(a.type != GoType.STRING for a in args):
+            return self.raising("currentDate takes string arguments")
+        return Expr("strftime_now('%Y-%m-%d')", GoType.STRING)
+
+    def fn_toTypeScriptType(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
+        if len(args) != 1:
+            raise self.error("toTypeScriptType takes one argument", node)
+        if args[0].type != GoType.PROPERTY:
+            return const_expr("any")
+        self.macros.add("typescript_type")
+        return Expr(f"typescript_type({args[0].code})", GoType.STRING)
+
+    # --- the whole template -----------------------------------------------------------------
+
+    def run(self) -> str:
+        self.open_scope(0, self.template.root)
+        body_start = len(self.lines)
+        self.emit_list(self.template.root)
+        self.flush()
+        body = self.lines[body_start:]
+        ns_lines = self.lines[:body_start]
+        return "\n".join(self.header() + self.prelude() + ns_lines + body)
+
+    def header(self) -> list[str]:
+        lines = [
+            f"{{#- Translated by gotmpl2jinja from {self.template.name}, an Ollama Go template.",
+            "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
+            "    contract (variables: messages, tools, enable_thinking, reasoning_effort). #}",
+        ]
+        if self.macros:
+            from gotmpl2jinja import runtime
+
+            lines.append(runtime.macro_source(sorted(self.macros)).strip("\n"))
+        return lines
+
+    def prelude(self) -> list[str]:
+        lines: list[str] = []
+        used = self.root_used
+        if "Messages" in used or "System" in used:
+            fields = ["'role': message.role|lower", "'content': message.content"]
+            merged = ["'role': previous.role",
+                      "'content': previous.content ~ '\\n\\n' ~ message.content"]
+            extra = {
+                "thinking": "message.get('reasoning_content', '')",
+                "tool_calls": "message.get('tool_calls', [])",
+                "tool_name": "message.get('name', '')",
+                "tool_call_id": "message.get('tool_call_id', '')",
+            }
+            for key, source in extra.items():
+                if key in self.message_fields:
+                    fields.append(f"'{key}': {source}")
+                    merged.append(f"'{key}': previous.{key}")
+            lines += [
+                "{#- Ollama's collate: roles lower-cased, consecutive messages of one role (except"
+                " tool) merged" + ("; .System joins every system message." if "System" in used
+                                   else ".") + " #}",
+                "{%- set collated = namespace(messages=[]"
+                + (", system=[]" if "System" in used else "") + ") %}",
+                "{%- for message in messages %}",
+            ]
+            if "System" in used:
+                lines += [
+                    "    {%- if message.role|lower == 'system' %}",
+                    "        {%- set collated.system = collated.system + [message.content] %}",
+                    "    {%- endif %}",
+                ]
+            lines += [
+                "    {%- if collated.messages and collated.messages[-1].role == message.role|lower"
+                " and message.role|lower != 'tool' %}",
+                "        {%- set previous = collated.messages[-1] %}",
+                "        {%- set collated.messages = collated.messages[:-1] + [{"
+                + ", ".join(merged) + "}] %}",
+                "    {%- else %}",
+                "        {%- set collated.messages = collated.messages + [{"
+                + ", ".join(fields) + "}] %}",
+                "    {%- endif %}",
+                "{%- endfor %}",
+            ]
+            if "Messages" in used:
+                lines.append("{%- set messages = collated.messages %}")
+            if "System" in used:
+                lines.append("{%- set system = collated.system|join('\\n\\n') %}")
+        if used & {"Think", "ThinkLevel", "IsThinkSet"}:
+            lines.append("{#- Ollama's think values from the request's think. #}")
+        if "Think" in used or "ThinkLevel" in used:
+            lines.append("{%- set think = enable_thinking is defined and enable_thinking %}")
+        if "ThinkLevel" in used:
+            lines.append("{%- set think_level = reasoning_effort if reasoning_effort is defined"
+                         " else 'medium' if think else '' %}")
+        if "IsThinkSet" in used:
+            lines.append("{%- set is_think_set = enable_thinking is defined %}")
+        return lines
+
+
+def uses_messages(template: nodes.Template) -> bool:
+    """Ollama's Vars() test (§2): some field or variable ident, lower-cased, is `messages`."""
+    try:
+        from gotmpl2jinja import ollama  # the parser helper's module, when present
+    except ImportError:
+        ollama = None  # type: ignore[assignment]
+    if ollama is not None and hasattr(ollama, "uses_messages"):
+        return bool(ollama.uses_messages(template))
+    for _, tree in template.trees():
+        for node in tree.walk():
+            idents: list[str] = []
+            if isinstance(node, (nodes.FieldNode, nodes.VariableNode)):
+                idents = node.ident
+            if any(i.lower() == "messages" for i in idents):
+                return True
+    return False
+
+
+def emit(template: nodes.Template) -> str:
+    """Jinja for a parsed messages-path template (raises TranslationError when unfaithful)."""
+    if not uses_messages(template):
+        raise TranslationError("legacy templates (no .Messages): not yet supported",
+                               name=template.name)
+    analysis = analyze(template)
+    return Emitter(template, analysis).run()
+
+
+def translate(source: str, name: str = "template") -> str:
+    """Go template source → equivalent Jinja source."""
+    from gotmpl2jinja.parser import parse
+
+    return emit(parse(source, name=name))
