@@ -177,6 +177,75 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
         click.echo(fields["template"], nl=False)
 
 
+@cli.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--cases", default=200, show_default=True, type=click.IntRange(min=0),
+              help="Random conversations per template (hypothesis).")
+@click.option("--exhaustive", "depth", type=click.IntRange(min=0), default=None,
+              help="Also every message-shape sequence up to DEPTH messages.")
+@click.option("--engines", default=None, help="Comma-separated engines (default: all).")
+@click.option("--jinja", "jinja_file", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Compare with this Jinja file instead of the translation (one INPUT).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@friendly_errors
+def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str | None,
+           jinja_file: str | None, as_json: bool, seed: int) -> None:
+    """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does)."""
+    import json
+
+    from gotmpl2jinja import verify as harness
+    from gotmpl2jinja.strategies import exhaustive_count
+
+    paths = harness.template_inputs(inputs)
+    if jinja_file is not None and len(paths) != 1:
+        raise click.UsageError("--jinja takes exactly one Go template INPUT")
+    engine_names = harness.parse_engine_list(engines)
+    verdicts = []
+    with _verify_progress() as progress:
+        for path in paths:
+            total = cases + (exhaustive_count(depth) if depth is not None else 0)
+            task = progress.add_task(path.name, total=total) if progress else None
+            verdict = harness.verify_file(
+                path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
+                exhaustive=depth, engines=engine_names, seed=seed,
+                progress=(lambda n, t=task: progress.update(t, completed=n)) if progress else None,
+            )
+            if progress:
+                progress.remove_task(task)
+            verdicts.append(verdict)
+            if not as_json:
+                if verdict.result is None:
+                    click.echo(f"{path.stem}\t{path}\terror: {verdict.error}")
+                else:
+                    click.echo(harness.summary_line(verdict.result, str(path)))
+                    for divergence in verdict.result.divergences:
+                        click.echo(harness.format_divergence(divergence))
+    failed = [v for v in verdicts if not v.ok]
+    if as_json:
+        click.echo(json.dumps([
+            {"path": v.path, "error": v.error, **(v.result.to_json() if v.result else {})}
+            for v in verdicts], ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"{len(verdicts)} template(s): {len(verdicts) - len(failed)} equivalent, "
+                   f"{len(failed)} not")
+    if failed:
+        sys.exit(1)
+
+
+def _verify_progress() -> Any:
+    """A rich progress display on stderr when it is a terminal (nothing otherwise)."""
+    import contextlib
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 

@@ -32,8 +32,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from gotmpl2jinja.errors import RenderError
 
-#: The clock every engine (and the Go reference) reads when no "now" is given: deterministic.
-DEFAULT_NOW = dt.datetime(2026, 1, 15, 9, 30, 0)
+#: The clock every engine reads when no "now" is given: deterministic, and the same instant as
+#: the Go reference renderer's default (`reference.DEFAULT_NOW`, 2026-08-21T12:00:00Z).
+#: Engines use its wall-clock fields (strftime does not convert time zones).
+DEFAULT_NOW = dt.datetime(2026, 8, 21, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 #: The @huggingface/jinja version the project pins (package.json / package-lock.json).
 HFJINJA_VERSION = "0.5.11"

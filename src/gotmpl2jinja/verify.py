@@ -1,0 +1,466 @@
+"""The differential harness: is a Jinja template byte-for-byte equivalent to a Go template?
+
+For each conversation (bounded-exhaustive and/or hypothesis-generated, see `strategies.py`) the
+Go side is rendered by Go itself (`reference.render`) and the Jinja side by every selected
+engine (`engines.py`) with the contract's variables (`conversation.jinja_context`). Equal means
+identical strings, or both sides failing (a Go execution error ⇔ the template's own
+`raise_exception`). The first divergence on an engine is shrunk by hypothesis to a minimal
+conversation and reported with both outputs and a readable diff.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gotmpl2jinja.conversation import jinja_context, validate
+from gotmpl2jinja.engines import DEFAULT_NOW, ENGINES, Engine, get_engines, is_raised
+from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError, RenderError
+
+#: Renders the Go side: (go_source, conversation, now) -> text, RenderError on a Go exec error.
+GoRenderer = Callable[[str, dict[str, Any], dt.datetime], str]
+
+#: Called after each checked case with the number of cases checked so far.
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One side's result for one conversation: its text, or the error it failed with."""
+
+    output: str | None = None
+    error: str | None = None
+    raised: bool = False  # the Jinja template called raise_exception (always False for Go)
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+@dataclass
+class Divergence:
+    """A minimal conversation on which one engine disagrees with Go."""
+
+    engine: str
+    conversation: dict[str, Any]
+    go_output: str | None
+    go_error: str | None
+    jinja_output: str | None
+    jinja_error: str | None
+    diff: str
+    found_by: str  # "exhaustive" or "random"
+
+
+@dataclass
+class EngineTally:
+    """How one engine fared: cases compared, equal texts, agreed failures, divergences."""
+
+    cases: int = 0
+    equal: int = 0
+    both_failed: int = 0
+    diverged: int = 0
+
+
+@dataclass
+class VerifyResult:
+    """Everything `verify_template` found for one template."""
+
+    name: str
+    cases: int
+    engines: list[str]
+    counts: dict[str, EngineTally]
+    divergences: list[Divergence] = field(default_factory=list)
+    seed: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (for `verify --json`)."""
+        data = asdict(self)
+        data["ok"] = self.ok
+        return data
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing one case
+
+
+def go_render(go_source: str, conversation: dict[str, Any], now: dt.datetime) -> str:
+    """The Go side through the reference renderer (Ollama's Execute on Go's text/template)."""
+    from gotmpl2jinja.reference import render
+
+    return render(go_source, conversation, now=rfc3339(now))
+
+
+def rfc3339(now: dt.datetime) -> str:
+    """The pinned clock as the reference renderer takes it (a naive time is read as UTC)."""
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=dt.timezone.utc)
+    return now.isoformat()
+
+
+def go_outcome(render: GoRenderer, go_source: str, conv: dict[str, Any],
+               now: dt.datetime) -> Outcome:
+    """Render the Go side; an execution error is an outcome, a broken renderer is fatal."""
+    try:
+        return Outcome(output=render(go_source, conv, now))
+    except ReferenceRendererError:
+        raise
+    except RenderError as exc:
+        return Outcome(error=str(exc))
+
+
+def jinja_outcome(engine: Engine, jinja_source: str, context: dict[str, Any],
+                  now: dt.datetime) -> Outcome:
+    """Render the Jinja side on one engine; every failure is an outcome."""
+    try:
+        return Outcome(output=engine.render(jinja_source, context, now=now))
+    except RenderError as exc:
+        return Outcome(error=str(exc), raised=is_raised(exc))
+
+
+def agree(go: Outcome, jinja: Outcome) -> bool:
+    """Equal bytes, or Go failing exactly where the template raises."""
+    if go.failed or jinja.failed:
+        return go.failed and jinja.raised
+    return go.output == jinja.output
+
+
+# ---------------------------------------------------------------------------------------------
+# Readable diffs
+
+_VISIBLE = {"\n": "⏎", "\r": "␍", "\t": "⇥", " ": "·", "\u00a0": "⍽"}
+
+
+def visible(text: str) -> str:
+    """White space and control characters made visible, one display character each if possible."""
+    out = []
+    for ch in text:
+        if ch in _VISIBLE:
+            out.append(_VISIBLE[ch])
+        elif ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def describe_diff(go: Outcome, jinja: Outcome, engine: str, context: int = 30) -> str:
+    """Where and how the two sides differ: first differing offset, some context around it."""
+    if go.failed and jinja.failed:
+        return (f"Go failed: {go.error}\n{engine} failed with an engine error, not "
+                f"raise_exception: {jinja.error}")
+    if go.failed:
+        return f"Go failed: {go.error}\n{engine} rendered {len(jinja.output or '')} characters"
+    if jinja.failed:
+        what = "raised" if jinja.raised else "failed"
+        return f"{engine} {what}: {jinja.error}\nGo rendered {len(go.output or '')} characters"
+    a, b = go.output or "", jinja.output or ""
+    pairs = enumerate(zip(a, b, strict=False))
+    offset = next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
+    line = a.count("\n", 0, offset) + 1
+    column = offset - (a.rfind("\n", 0, offset) + 1) + 1
+    start = max(0, offset - context)
+    prefix = "…" if start > 0 else ""
+
+    def excerpt(text: str) -> str:
+        end = offset + context
+        tail = "…" if end < len(text) else ""
+        shown = visible(text[offset:end]) if offset < len(text) else "(end of output)"
+        return prefix + visible(text[start:offset]) + shown + tail
+
+    label_width = max(len("go"), len(engine)) + 2
+    caret = " " * (label_width + len(prefix) + len(visible(a[start:offset]))) + "^"
+    return "\n".join([
+        f"first difference at offset {offset} (line {line}, column {column}); "
+        f"lengths: go {len(a)}, {engine} {len(b)}",
+        f"{'go:':<{label_width}}{excerpt(a)}",
+        f"{engine + ':':<{label_width}}{excerpt(b)}",
+        caret,
+    ])
+
+
+# ---------------------------------------------------------------------------------------------
+# The harness
+
+
+class _Checker:
+    """Checks conversations against Go on a set of engines, counting and remembering outcomes."""
+
+    def __init__(self, go_source: str, jinja_source: str, engines: list[Engine],
+                 render: GoRenderer, now: dt.datetime, progress: Progress | None) -> None:
+        self.go_source = go_source
+        self.jinja_source = jinja_source
+        self.engines = engines
+        self.render = render
+        self.now = now
+        self.progress = progress
+        self.cases = 0
+        self.counts = {e.name: EngineTally() for e in engines}
+
+    def outcomes(self, conv: dict[str, Any], engines: Iterable[Engine]
+                 ) -> tuple[Outcome, dict[str, Outcome]]:
+        go = go_outcome(self.render, self.go_source, conv, self.now)
+        context = jinja_context(conv)
+        return go, {e.name: jinja_outcome(e, self.jinja_source, context, self.now)
+                    for e in engines}
+
+    def check(self, conv: dict[str, Any], engines: list[Engine]) -> list[str]:
+        """Count one case; returns the names of the engines that diverge on it."""
+        validate(conv)
+        go, results = self.outcomes(conv, engines)
+        diverging = []
+        for name, jinja in results.items():
+            tally = self.counts[name]
+            tally.cases += 1
+            if not agree(go, jinja):
+                tally.diverged += 1
+                diverging.append(name)
+            elif go.failed:
+                tally.both_failed += 1
+            else:
+                tally.equal += 1
+        self.cases += 1
+        if self.progress is not None:
+            self.progress(self.cases)
+        return diverging
+
+    def divergence(self, conv: dict[str, Any], engine: Engine, found_by: str) -> Divergence:
+        go, results = self.outcomes(conv, [engine])
+        jinja = results[engine.name]
+        return Divergence(
+            engine=engine.name, conversation=conv, go_output=go.output, go_error=go.error,
+            jinja_output=jinja.output, jinja_error=jinja.error,
+            diff=describe_diff(go, jinja, engine.name), found_by=found_by,
+        )
+
+
+def _shrink(checker: _Checker, engines: list[Engine], budget: int, seed: int
+            ) -> dict[str, Any] | None:
+    """Search `budget` random conversations for one diverging on any of `engines`; return it
+    shrunk by hypothesis (None when every case agreed)."""
+    import random
+
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    from gotmpl2jinja.strategies import conversations
+
+    searching = [True]
+    budget_left = [budget]
+
+    def diverges(conv: dict[str, Any]) -> bool:
+        if searching[0]:
+            if budget_left[0] <= 0:
+                return False
+            budget_left[0] -= 1
+            found = bool(checker.check(conv, engines))
+            searching[0] = not found
+            return found
+        # Shrinking: re-check without counting.
+        go, results = checker.outcomes(conv, engines)
+        return any(not agree(go, jinja) for jinja in results.values())
+
+    try:
+        return find(
+            conversations(),
+            diverges,
+            settings=settings(
+                max_examples=budget, database=None, deadline=None, derandomize=False,
+                phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False,
+                suppress_health_check=list(HealthCheck),
+            ),
+            random=random.Random(seed),
+        )
+    except NoSuchExample:
+        return None
+
+
+def _translate(go_source: str, name: str) -> str:
+    """The translator's Jinja; a crash inside it is reported as a sentence, not a traceback."""
+    from gotmpl2jinja.emit import translate
+
+    try:
+        return translate(go_source, name=name)
+    except Gotmpl2JinjaError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a translator bug must not hide the other files
+        raise Gotmpl2JinjaError(
+            f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
+        ) from exc
+
+
+def verify_template(
+    go_source: str,
+    jinja_source: str | None = None,
+    *,
+    cases: int = 200,
+    exhaustive: int | None = None,
+    engines: list[str] | None = None,
+    seed: int = 0,
+    name: str = "template",
+    now: dt.datetime | None = None,
+    render: GoRenderer | None = None,
+    progress: Progress | None = None,
+) -> VerifyResult:
+    """Compare a Go template with a Jinja template (translated from the Go one when None).
+
+    `exhaustive` = message depth of the bounded-exhaustive pass (none by default); `cases` =
+    random conversations after it. Per engine, the first divergence is reported: from the
+    exhaustive pass the earliest (hence shortest) diverging conversation, from the random pass
+    one shrunk by hypothesis. `render` replaces the Go side (tests of the harness itself).
+    """
+    if jinja_source is None:
+        jinja_source = _translate(go_source, name)
+    if cases < 0 or (exhaustive is not None and exhaustive < 0):
+        raise Gotmpl2JinjaError("cases and the exhaustive depth must not be negative")
+    chosen = get_engines(engines)
+    checker = _Checker(go_source, jinja_source, chosen, render or go_render, now or DEFAULT_NOW,
+                       progress)
+    divergences: list[Divergence] = []
+    pending = list(chosen)
+
+    if exhaustive is not None:
+        from gotmpl2jinja.strategies import exhaustive_conversations
+
+        for conv in exhaustive_conversations(exhaustive):
+            if not pending:
+                break
+            for engine_name in checker.check(conv, pending):
+                engine = next(e for e in pending if e.name == engine_name)
+                divergences.append(checker.divergence(conv, engine, "exhaustive"))
+                pending.remove(engine)
+
+    budget = cases
+    while pending and budget > 0:
+        before = checker.cases
+        minimal = _shrink(checker, pending, budget, seed)
+        budget -= checker.cases - before
+        if minimal is None:
+            break
+        go, results = checker.outcomes(minimal, pending)
+        hit = [e for e in pending if not agree(go, results[e.name])]
+        for engine in hit:
+            divergences.append(checker.divergence(minimal, engine, "random"))
+            pending.remove(engine)
+        if not hit:  # cannot happen with a deterministic engine; never loop on it
+            break
+
+    return VerifyResult(
+        name=name, cases=checker.cases, engines=[e.name for e in chosen],
+        counts=checker.counts, divergences=divergences, seed=seed,
+    )
+
+
+def format_divergence(div: Divergence) -> str:
+    """A divergence as a person reads it: engine, minimal conversation, diff, both outputs."""
+    def side(output: str | None, error: str | None) -> str:
+        return f"error: {error}" if error is not None else json.dumps(output, ensure_ascii=False)
+
+    return "\n".join([
+        f"  divergence on {div.engine} (found by {div.found_by} search, minimal conversation):",
+        "    " + json.dumps(div.conversation, ensure_ascii=False),
+        *("    " + line for line in div.diff.splitlines()),
+        f"    go:    {side(div.go_output, div.go_error)}",
+        f"    jinja: {side(div.jinja_output, div.jinja_error)}",
+    ])
+
+
+# ---------------------------------------------------------------------------------------------
+# Files (for the `verify` command)
+
+
+def template_inputs(paths: Iterable[str]) -> list[Path]:
+    """The Go templates named: files as given, directories recursively (*.gotmpl, sorted)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*.gotmpl") if p.is_file()))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise Gotmpl2JinjaError(f"{raw}: no such file or directory")
+    return found
+
+
+def parse_engine_list(text: str | None) -> list[str] | None:
+    """`a,b` → ["a", "b"], checking each name (None means every engine)."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown or not names:
+        raise Gotmpl2JinjaError(
+            f"unknown engine(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(ENGINES)}"
+        )
+    return names
+
+
+@dataclass
+class FileVerdict:
+    """One input file's result: a VerifyResult, or why it could not be verified."""
+
+    path: str
+    result: VerifyResult | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.result.ok
+
+
+def verify_file(
+    path: Path, *, jinja_path: Path | None = None, cases: int = 200,
+    exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
+    progress: Progress | None = None,
+) -> FileVerdict:
+    """Verify one Go template file against `jinja_path`, or against its translation; an
+    untranslatable or unparsable template is a verdict (with its message), not a crash."""
+    go_source = path.read_bytes().decode("utf-8")
+    jinja_source = None if jinja_path is None else jinja_path.read_bytes().decode("utf-8")
+    try:
+        result = verify_template(
+            go_source, jinja_source, cases=cases, exhaustive=exhaustive, engines=engines,
+            seed=seed, name=path.stem, progress=progress,
+        )
+    except ReferenceRendererError:
+        raise
+    except Gotmpl2JinjaError as exc:
+        if exc.name is None:
+            exc.name = str(path)
+        return FileVerdict(path=str(path), error=str(exc))
+    return FileVerdict(path=str(path), result=result)
+
+
+def summary_line(result: VerifyResult, path: str) -> str:
+    """One line per template: name, path, cases, engines, divergences."""
+    verdict = "equivalent" if result.ok else "DIVERGES"
+    return (f"{result.name}\t{path}\tcases={result.cases}\tengines={','.join(result.engines)}"
+            f"\tdivergences={len(result.divergences)}\t{verdict}")
+
+
+__all__ = [
+    "ENGINES",
+    "Divergence",
+    "EngineTally",
+    "Outcome",
+    "VerifyResult",
+    "agree",
+    "describe_diff",
+    "FileVerdict",
+    "format_divergence",
+    "verify_file",
+    "parse_engine_list",
+    "summary_line",
+    "template_inputs",
+    "verify_template",
+    "visible",
+]

@@ -1,0 +1,287 @@
+"""The harness catches planted bugs and shrinks them to a readable minimal conversation.
+
+Ground truth is Go (the reference renderer). The Jinja templates here are written by hand from
+the Go templates (the translator is tested elsewhere); each planted bug is one small edit to a
+correct Jinja template, and verify must report it on every engine with a small example.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES
+
+from gotmpl2jinja.cli import cli
+from gotmpl2jinja.conversation import validate
+from gotmpl2jinja.engines import ENGINES
+from gotmpl2jinja.strategies import exhaustive_conversations, exhaustive_count
+from gotmpl2jinja.verify import Outcome, VerifyResult, describe_diff, verify_template, visible
+
+CHATML_GO = (FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl").read_text()
+
+# Ollama's collate(): consecutive same-role messages (except tool) are merged with "\n\n",
+# keeping the first message's tool calls. Written once, used by both Jinja templates.
+COLLATE = """\
+{%- set ns = namespace(msgs=[]) -%}
+{%- for m in messages -%}
+  {%- if ns.msgs and ns.msgs[-1].role == m.role and m.role != 'tool' -%}
+    {%- set prev = ns.msgs[-1] -%}
+    {%- set ns.msgs = ns.msgs[:-1] + [{'role': prev.role, 'content': prev.content ~ '\\n\\n' ~ m.content, 'tool_calls': prev.tool_calls}] -%}
+  {%- else -%}
+    {%- set ns.msgs = ns.msgs + [{'role': m.role, 'content': m.content, 'tool_calls': (m.tool_calls if m.tool_calls is defined else [])}] -%}
+  {%- endif -%}
+{%- endfor -%}
+"""  # noqa: E501
+
+CHATML_JINJA = COLLATE + """\
+{%- for m in ns.msgs -%}
+{{ '<|im_start|>' ~ m.role ~ '\\n' ~ m.content ~ '<|im_end|>\\n' }}
+{%- endfor -%}
+{{ '<|im_start|>assistant\\n' }}
+"""
+
+# A chatml variant with tools and tool calls (messages path), and its hand-written Jinja.
+TOOLS_GO = """\
+{{- if .Tools }}<|im_start|>system
+# Tools
+{{- range .Tools }}
+{"name": "{{ .Function.Name }}", "description": "{{ .Function.Description }}"}
+{{- end }}<|im_end|>
+{{ end }}
+{{- range .Messages }}<|im_start|>{{ .Role }}
+{{- if .Content }}
+{{ .Content }}
+{{- end }}
+{{- range .ToolCalls }}
+<tool_call>
+{"name": "{{ .Function.Name }}"}
+</tool_call>
+{{- end }}<|im_end|>
+{{ end }}<|im_start|>assistant
+"""
+
+TOOLS_JINJA = """\
+{%- if tools -%}
+{{ '<|im_start|>system\\n# Tools' }}
+{%- for t in tools -%}
+{{ '\\n{"name": "' ~ t.function.name ~ '", "description": "' ~ (t.function.description if t.function.description is defined else '') ~ '"}' }}
+{%- endfor -%}
+{{ '<|im_end|>\\n' }}
+{%- endif -%}
+""" + COLLATE + """\
+{%- for m in ns.msgs -%}
+{{ '<|im_start|>' ~ m.role }}
+{%- if m.content -%}{{ '\\n' ~ m.content }}{%- endif -%}
+{%- for c in m.tool_calls -%}
+{{ '\\n<tool_call>\\n{"name": "' ~ c.function.name ~ '"}\\n</tool_call>' }}
+{%- endfor -%}
+{{ '<|im_end|>\\n' }}
+{%- endfor -%}
+{{ '<|im_start|>assistant\\n' }}
+"""  # noqa: E501
+
+ALL_ENGINES = list(ENGINES)
+
+
+def mutate(source: str, old: str, new: str) -> str:
+    """One planted bug: `old` must occur exactly once, so the mutant is what the test says."""
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+def assert_caught_everywhere(result: VerifyResult, max_messages: int) -> None:
+    assert not result.ok
+    assert sorted(d.engine for d in result.divergences) == sorted(ALL_ENGINES)
+    for divergence in result.divergences:
+        validate(divergence.conversation)
+        assert len(divergence.conversation.get("messages", [])) <= max_messages, divergence
+        assert divergence.diff
+        assert divergence.go_output != divergence.jinja_output or divergence.jinja_error
+    for name, tally in result.counts.items():
+        assert tally.diverged >= 1, name
+        assert tally.cases == tally.equal + tally.both_failed + tally.diverged
+
+
+def test_hand_written_chatml_is_equivalent_on_every_engine() -> None:
+    result = verify_template(CHATML_GO, CHATML_JINJA, cases=150, exhaustive=1, seed=1)
+    assert result.divergences == []
+    assert result.ok
+    assert result.engines == ALL_ENGINES
+    assert result.cases == 150 + exhaustive_count(1)
+    for tally in result.counts.values():
+        assert tally.cases == result.cases == tally.equal
+
+
+def test_hand_written_chatml_with_tools_is_equivalent_on_every_engine() -> None:
+    result = verify_template(TOOLS_GO, TOOLS_JINJA, cases=150, exhaustive=1, seed=2)
+    assert [d.diff for d in result.divergences] == []
+
+
+def test_dropped_newline_is_caught_with_one_message() -> None:
+    mutant = mutate(CHATML_JINJA, "m.role ~ '\\n' ~ m.content", "m.role ~ m.content")
+    result = verify_template(CHATML_GO, mutant, cases=200)
+    assert_caught_everywhere(result, max_messages=1)
+    divergence = result.divergences[0]
+    assert len(divergence.conversation["messages"]) == 1
+    # The diff points at the newline after the role, made visible.
+    role = divergence.conversation["messages"][0]["role"]
+    offset = len("<|im_start|>" + role)
+    assert f"first difference at offset {offset} (line 1, column {offset + 1})" in divergence.diff
+    assert "⏎" in divergence.diff
+
+
+def test_forgotten_merge_of_same_role_messages_is_shrunk_to_two_messages() -> None:
+    no_collate = CHATML_JINJA.replace(COLLATE, "").replace("ns.msgs", "messages")
+    result = verify_template(CHATML_GO, no_collate, cases=300)
+    assert_caught_everywhere(result, max_messages=2)
+    for divergence in result.divergences:
+        messages = divergence.conversation["messages"]
+        assert len(messages) == 2
+        assert messages[0]["role"] == messages[1]["role"] != "tool"
+        assert "\n\n" in (divergence.go_output or "")
+
+
+def test_swapped_branches_are_caught() -> None:
+    merge = ("    {%- set prev = ns.msgs[-1] -%}\n    {%- set ns.msgs = ns.msgs[:-1] + "
+             "[{'role': prev.role, 'content': prev.content ~ '\\n\\n' ~ m.content, "
+             "'tool_calls': prev.tool_calls}] -%}\n")
+    append = ("    {%- set ns.msgs = ns.msgs + [{'role': m.role, 'content': m.content, "
+              "'tool_calls': (m.tool_calls if m.tool_calls is defined else [])}] -%}\n")
+    swapped = mutate(CHATML_JINJA, merge + "  {%- else -%}\n" + append,
+                     append + "  {%- else -%}\n" + merge)
+    result = verify_template(CHATML_GO, swapped, cases=200)
+    assert_caught_everywhere(result, max_messages=1)
+
+
+def test_changed_json_spacing_is_caught_with_no_messages() -> None:
+    mutant = mutate(TOOLS_JINJA, """'", "description": "'""", """'","description":"'""")
+    result = verify_template(TOOLS_GO, mutant, cases=200)
+    assert_caught_everywhere(result, max_messages=0)
+    for divergence in result.divergences:
+        assert len(divergence.conversation["tools"]) == 1
+        assert '", "description": "' in (divergence.go_output or "")
+
+
+def test_wrong_tool_call_json_is_caught_with_one_message() -> None:
+    mutant = mutate(TOOLS_JINJA, """'\\n<tool_call>\\n{"name": "'""",
+                    """'\\n<tool_call>\\n{"name":"'""")
+    result = verify_template(TOOLS_GO, mutant, cases=300)
+    assert_caught_everywhere(result, max_messages=1)
+    for divergence in result.divergences:
+        (message,) = divergence.conversation["messages"]
+        assert len(message["tool_calls"]) == 1
+
+
+# Not `(index .Messages 0).Role`: Ollama's Vars() does not look inside chains, so that template
+# would take the legacy path (no .Messages at all) — the harness caught this while writing it.
+FIRST_ROLE_GO = "{{ $m := index .Messages 0 }}{{ $m.Role }}"
+FIRST_ROLE_JINJA = ("{%- if messages|length == 0 -%}{{ raise_exception('no messages') }}"
+                    "{%- endif -%}{{ messages[0].role }}")
+
+
+def test_go_error_matched_by_raise_exception_counts_as_equal() -> None:
+    result = verify_template(FIRST_ROLE_GO, FIRST_ROLE_JINJA, cases=100, exhaustive=0)
+    assert result.ok, [d.diff for d in result.divergences]
+    for tally in result.counts.values():
+        assert tally.both_failed >= 1  # the empty conversation, at least
+        assert tally.equal >= 1
+
+
+def test_go_error_without_raise_exception_is_a_divergence() -> None:
+    result = verify_template(FIRST_ROLE_GO, "{{ messages[0].role }}", cases=100, exhaustive=0)
+    assert_caught_everywhere(result, max_messages=0)
+    for divergence in result.divergences:
+        assert divergence.found_by == "exhaustive"
+        assert divergence.go_error is not None
+        assert "index" in divergence.go_error
+        assert divergence.conversation == {"messages": []}
+
+
+def test_exhaustive_pass_reports_the_first_and_shortest_divergence() -> None:
+    mutant = mutate(CHATML_JINJA, "m.role ~ '\\n' ~ m.content", "m.role ~ m.content")
+    result = verify_template(CHATML_GO, mutant, cases=0, exhaustive=2, engines=["jinja2"])
+    (divergence,) = result.divergences
+    assert divergence.found_by == "exhaustive"
+    assert divergence.conversation == {"messages": [{"role": "system", "content": "S0"}]}
+    # Stops at the first divergence for the only engine: the empty conversations came first.
+    assert result.cases == 2 * 7 + 1
+
+
+def test_exhaustive_generator_covers_every_shape() -> None:
+    convs = list(exhaustive_conversations(1))
+    assert len(convs) == exhaustive_count(1) == (1 + 16) * 2 * 7
+    shapes = {(m["role"], "thinking" in m, "tool_calls" in m)
+              for c in convs for m in c["messages"]}
+    assert len(shapes) == 16
+    assert {c.get("think", "absent") for c in convs} == {"absent", True, False, "low",
+                                                        "medium", "high", "max"}
+    for conv in convs:
+        validate(conv)
+
+
+def test_visible_whitespace() -> None:
+    assert visible("a b\n\t\r\u00a0\x00") == "a·b⏎⇥␍⍽\\u0000"
+
+
+def test_diff_names_the_first_differing_offset_with_context() -> None:
+    diff = describe_diff(Outcome(output="line1\nabc\n"), Outcome(output="line1\nabd\n"), "x")
+    assert diff.splitlines() == [
+        "first difference at offset 8 (line 2, column 3); lengths: go 10, x 10",
+        "go: line1⏎abc⏎",
+        "x:  line1⏎abd⏎",
+        " " * len("go: line1⏎ab") + "^",  # under the differing character
+    ]
+
+
+def test_diff_of_a_shorter_output() -> None:
+    diff = describe_diff(Outcome(output="ab\n"), Outcome(output="ab"), "jinja2")
+    assert diff.splitlines()[0] == ("first difference at offset 2 (line 1, column 3); "
+                                    "lengths: go 3, jinja2 2")
+    assert "(end of output)" in diff.splitlines()[2]
+
+
+def test_diff_when_jinja_raises_but_go_renders() -> None:
+    diff = describe_diff(Outcome(output="ok"), Outcome(error="boom", raised=True), "hfjinja")
+    assert diff == "hfjinja raised: boom\nGo rendered 2 characters"
+
+
+@pytest.fixture()
+def chatml_files(tmp_path):  # type: ignore[no-untyped-def]
+    go = tmp_path / "chatml.gotmpl"
+    go.write_text(CHATML_GO)
+    good = tmp_path / "good.jinja"
+    good.write_text(CHATML_JINJA)
+    bad = tmp_path / "bad.jinja"
+    bad.write_text(mutate(CHATML_JINJA, "m.role ~ '\\n' ~ m.content", "m.role ~ m.content"))
+    return go, good, bad
+
+
+def test_cli_exit_status_and_lines(chatml_files) -> None:  # type: ignore[no-untyped-def]
+    go, good, bad = chatml_files
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["verify", str(go), "--jinja", str(good), "--cases", "30",
+                             "--engines", "jinja2,minijinja"])
+    assert ok.exit_code == 0, ok.output
+    first, summary = ok.output.splitlines()
+    assert first.split("\t") == ["chatml", str(go), "cases=30", "engines=jinja2,minijinja",
+                                 "divergences=0", "equivalent"]
+    assert summary == "1 template(s): 1 equivalent, 0 not"
+
+    diverged = runner.invoke(cli, ["verify", str(go), "--jinja", str(bad), "--cases", "30",
+                                   "--engines", "jinja2", "--json"])
+    assert diverged.exit_code == 1
+    (data,) = json.loads(diverged.output)
+    assert data["ok"] is False
+    assert data["divergences"][0]["engine"] == "jinja2"
+    assert len(data["divergences"][0]["conversation"]["messages"]) == 1
+
+
+def test_cli_rejects_unknown_engine_with_a_sentence(chatml_files) -> None:  # type: ignore[no-untyped-def]
+    go, good, _ = chatml_files
+    result = CliRunner().invoke(cli, ["verify", str(go), "--jinja", str(good),
+                                      "--engines", "jinja2,jinja9"])
+    assert result.exit_code == 1
+    assert "unknown engine(s) jinja9; choose from jinja2, hfjinja" in result.output
+    assert "Traceback" not in result.output
