@@ -472,3 +472,19 @@ def test_cli_render_errors_are_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "error calling index: index out of range: 1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_template_id_the_go_side_forgot_is_resent_as_source() -> None:
+    with ReferenceRenderer() as renderer:
+        template = "{{ range .Messages }}{{ .Content }}{{ end }}"
+        assert renderer.render(template, _msgs(("user", "U"))) == "U"
+        process = renderer._client._process
+        assert process is not None
+        process._template_ids[template] = 10**9  # as if the Go cache had been cleared
+        assert renderer.render(template, _msgs(("user", "V"))) == "V"
+        assert process._template_ids[template] != 10**9
+
+
+def test_output_that_is_not_utf8_survives_as_surrogate_escapes() -> None:
+    out = render("{{ range .Messages }}{{ slice .Content 0 1 }}{{ end }}", _msgs(("user", "é")))
+    assert out.encode("utf-8", "surrogateescape") == "é".encode()[:1]

@@ -92,6 +92,11 @@ class ReferenceRenderer:
     def timeout(self, seconds: float) -> None:
         self._client.timeout = seconds
 
+    @property
+    def process_id(self) -> int | None:
+        """The Go process's pid, if running (for benchmarks and diagnostics)."""
+        return self._client.process_id
+
     def __enter__(self) -> ReferenceRenderer:
         return self
 
@@ -101,9 +106,11 @@ class ReferenceRenderer:
     def close(self) -> None:
         self._client.close()
 
-    def _call(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    def _call(
+        self, payload: dict[str, Any], template: str, timeout: float | None,
+    ) -> dict[str, Any]:
         try:
-            return self._client.call(payload, timeout)
+            return self._client.call(payload, template, timeout)
         except TimeoutError:
             limit = self._client.timeout if timeout is None else timeout
             raise RenderTimeout(
@@ -123,19 +130,19 @@ class ReferenceRenderer:
             for i, message in enumerate(modelfile_messages):
                 _check_message(message, f"modelfile_messages[{i}]")
         payload: dict[str, Any] = {
-            "op": "render", "template": template, "conversation": conversation,
+            "op": "render", "conversation": conversation,
             "now": now or DEFAULT_NOW, "function_json": function_json,
             "modelfile_system": modelfile_system or "",
             "modelfile_messages": modelfile_messages or [],
         }
-        answer = self._call(payload, timeout)
+        answer = self._call(payload, template, timeout)
         if answer.get("ok"):
             return decode_output(answer)
         _raise(answer)
 
     def check_parse(self, source: str) -> ParseVerdict:
         """Ollama's `Parse` verdict: text/template with the four funcs, then `Vars()`."""
-        answer = self._call({"op": "parse", "template": source}, None)
+        answer = self._call({"op": "parse"}, source, None)
         if answer.get("ok"):
             return ParseVerdict(
                 ok=True, vars=tuple(answer.get("vars") or ()), path=answer.get("path"),

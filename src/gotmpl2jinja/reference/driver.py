@@ -33,6 +33,9 @@ CACHE_ENV = "GOTMPL2JINJA_CACHE"
 #: Seconds one request may take before the process is killed and restarted.
 DEFAULT_TIMEOUT = 5.0
 
+#: How many template ids the driver remembers (the Go side keeps 4096 parsed templates).
+TEMPLATE_IDS = 2048
+
 _SOURCE_DIR = Path(__file__).resolve().parent
 
 
@@ -122,10 +125,37 @@ class GoProcess:
         self._stdout_fd = self._proc.stdout.fileno()
         self._pending = b""
         self._next_id = 0
+        self._template_ids: dict[str, int] = {}
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
 
     @property
     def alive(self) -> bool:
         return self._proc.poll() is None
+
+    def render_request(
+        self, payload: dict[str, Any], template: str, timeout: float,
+    ) -> dict[str, Any]:
+        """A request about `template`: sent as source the first time, then by the id the Go
+        side gave it (saves encoding and decoding the source on every render)."""
+        known = self._template_ids.get(template)
+        if known is not None:
+            payload["template_id"] = known
+            answer = self.request(encode_request(payload), timeout)
+            if answer.get("kind") != "unknown_template":
+                return answer
+            del payload["template_id"]
+            self._template_ids.clear()  # the Go side cleared its cache
+        payload["template"] = template
+        answer = self.request(encode_request(payload), timeout)
+        template_id = answer.get("template_id")
+        if template_id:
+            if len(self._template_ids) >= TEMPLATE_IDS:
+                self._template_ids.clear()
+            self._template_ids[template] = template_id
+        return answer
 
     def request(self, body: bytes, timeout: float) -> dict[str, Any]:
         """One round trip of an encoded request object (see `encode_request`); raises
@@ -197,12 +227,16 @@ def decode_output(answer: dict[str, Any]) -> str:
     return str(answer.get("output", ""))
 
 
+class RequestNotJSON(ReferenceRendererError):
+    """The request holds something JSON cannot carry (NaN, a set, a non-string key …)."""
+
+
 def encode_request(payload: dict[str, Any]) -> bytes:
     """Compact UTF-8 JSON of a request object; refuses what JSON cannot carry (NaN, sets …)."""
     try:
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise ReferenceRendererError(f"request is not plain JSON: {exc}") from None
+        raise RequestNotJSON(f"request is not plain JSON: {exc}") from None
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -224,24 +258,28 @@ class RendererClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send one request; restart the process after a timeout or a crash."""
+    def call(
+        self, payload: dict[str, Any], template: str, timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Send one request about `template`; restart the process after a timeout or crash."""
         limit = self.timeout if timeout is None else timeout
-        body = encode_request(payload)
         with self._lock:
             if self._process is None or not self._process.alive:
                 self._process = GoProcess(ensure_binary())
             process = self._process
             try:
-                return process.request(body, limit)
-            except TimeoutError:
+                return process.render_request(payload, template, limit)
+            except RequestNotJSON:
+                raise  # nothing was sent; the process is fine
+            except (TimeoutError, ReferenceRendererError):
                 process.kill()
                 self._process = None
                 raise
-            except ReferenceRendererError:
-                process.kill()
-                self._process = None
-                raise
+
+    @property
+    def process_id(self) -> int | None:
+        """The pid of the running Go process, None before the first call."""
+        return self._process.pid if self._process is not None else None
 
     def close(self) -> None:
         """Stop the process; the next call starts a new one."""

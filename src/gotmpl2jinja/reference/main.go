@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,14 +34,15 @@ const maxOutput = 64 << 20
 const maxCached = 4096
 
 type request struct {
-	ID                int64           `json:"id"`
-	Op                string          `json:"op"`
-	Template          string          `json:"template"`
-	Conversation      json.RawMessage `json:"conversation"`
-	Now               string          `json:"now"`
-	FunctionJSON      *bool           `json:"function_json"`
-	ModelfileSystem   string          `json:"modelfile_system"`
-	ModelfileMessages []apiMessage    `json:"modelfile_messages"`
+	ID                int64        `json:"id"`
+	Op                string       `json:"op"`
+	Template          string       `json:"template"`
+	TemplateID        int64        `json:"template_id"`
+	Conversation      conversation `json:"conversation"`
+	Now               string       `json:"now"`
+	FunctionJSON      *bool        `json:"function_json"`
+	ModelfileSystem   string       `json:"modelfile_system"`
+	ModelfileMessages []apiMessage `json:"modelfile_messages"`
 }
 
 type response struct {
@@ -51,7 +53,9 @@ type response struct {
 	Kind      string   `json:"kind,omitempty"`
 	Error     string   `json:"error,omitempty"`
 	Vars      []string `json:"vars,omitempty"`
-	Path      string   `json:"path,omitempty"`
+	// TemplateID names the parsed template for later requests (sent instead of the source).
+	TemplateID int64  `json:"template_id,omitempty"`
+	Path       string `json:"path,omitempty"`
 }
 
 // conversation is the /api/chat subset of the equivalence contract.
@@ -114,23 +118,46 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
+// server caches parsed templates by source and by the id it hands out for them.
 type server struct {
-	cache map[string]*ollamaTemplate
+	cache  map[string]*ollamaTemplate
+	byID   map[int64]*ollamaTemplate
+	lastID int64
 }
 
-func (s *server) template(src string) (*ollamaTemplate, error) {
-	if t, ok := s.cache[src]; ok {
+var errUnknownTemplate = errors.New("unknown template_id (the renderer's cache was cleared)")
+
+func (s *server) template(req *request) (*ollamaTemplate, error) {
+	if req.TemplateID != 0 {
+		if t, ok := s.byID[req.TemplateID]; ok {
+			return t, nil
+		}
+		return nil, errUnknownTemplate
+	}
+	if t, ok := s.cache[req.Template]; ok {
 		return t, nil
 	}
-	t, err := parseOllama(src)
+	t, err := parseOllama(req.Template)
 	if err != nil {
 		return nil, err
 	}
 	if len(s.cache) >= maxCached {
 		clear(s.cache)
+		clear(s.byID)
 	}
-	s.cache[src] = t
+	s.lastID++
+	t.id = s.lastID
+	s.cache[req.Template] = t
+	s.byID[t.id] = t
 	return t, nil
+}
+
+func templateError(id int64, err error) response {
+	kind := "parse"
+	if err == errUnknownTemplate {
+		kind = "unknown_template"
+	}
+	return response{ID: id, Kind: kind, Error: err.Error()}
 }
 
 func (s *server) serve(req *request) (resp response) {
@@ -142,15 +169,15 @@ func (s *server) serve(req *request) (resp response) {
 	}()
 	switch req.Op {
 	case "parse":
-		t, err := s.template(req.Template)
+		t, err := s.template(req)
 		if err != nil {
-			return response{ID: req.ID, Kind: "parse", Error: err.Error()}
+			return templateError(req.ID, err)
 		}
 		path := "legacy"
 		if t.executePath(&values{}) == "messages" {
 			path = "messages"
 		}
-		return response{ID: req.ID, OK: true, Vars: t.vars, Path: path}
+		return response{ID: req.ID, OK: true, Vars: t.vars, Path: path, TemplateID: t.id}
 	case "render":
 		return s.render(req)
 	}
@@ -162,9 +189,9 @@ func (s *server) render(req *request) response {
 	if err != nil {
 		return response{ID: req.ID, Kind: "request", Error: err.Error()}
 	}
-	t, err := s.template(req.Template)
+	t, err := s.template(req)
 	if err != nil {
-		return response{ID: req.ID, Kind: "parse", Error: err.Error()}
+		return templateError(req.ID, err)
 	}
 	var out limitedBuffer
 	if err := t.execute(&out, v); err != nil {
@@ -174,7 +201,7 @@ func (s *server) render(req *request) response {
 		}
 		return response{ID: req.ID, Kind: kind, Error: err.Error()}
 	}
-	resp := response{ID: req.ID, OK: true}
+	resp := response{ID: req.ID, OK: true, TemplateID: t.id}
 	if utf8.Valid(out.Bytes()) {
 		text := out.String()
 		resp.Output = &text
@@ -187,12 +214,7 @@ func (s *server) render(req *request) response {
 // requestValues decodes the conversation like Ollama's server does and applies the Modelfile
 // SYSTEM/MESSAGE rule (§8) and the think table (§7).
 func requestValues(req *request) (*values, error) {
-	var conv conversation
-	if len(req.Conversation) > 0 {
-		if err := json.Unmarshal(req.Conversation, &conv); err != nil {
-			return nil, requestError{"conversation: " + err.Error()}
-		}
-	}
+	conv := req.Conversation
 	clock = defaultClock
 	if req.Now != "" {
 		now, err := time.Parse(time.RFC3339Nano, req.Now)
@@ -227,14 +249,15 @@ func main() {
 	out := bufio.NewWriterSize(os.Stdout, 1<<16)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	s := &server{cache: map[string]*ollamaTemplate{}}
+	debug.SetGCPercent(400) // small heap, many short-lived allocations: collect less often
+	s := &server{cache: map[string]*ollamaTemplate{}, byID: map[int64]*ollamaTemplate{}}
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var req request
 			var resp response
 			if jerr := json.Unmarshal(line, &req); jerr != nil {
-				resp = response{Kind: "request", Error: "bad request line: " + jerr.Error()}
+				resp = response{ID: lineID(line), Kind: "request", Error: "the request does not decode as Ollama would decode it: " + jerr.Error()}
 			} else {
 				resp = s.serve(&req)
 			}
@@ -250,4 +273,13 @@ func main() {
 			return
 		}
 	}
+}
+
+// lineID recovers the id of a request whose body did not decode, so the answer is matched.
+func lineID(line []byte) int64 {
+	var head struct {
+		ID int64 `json:"id"`
+	}
+	_ = json.Unmarshal(line, &head)
+	return head.ID
 }

@@ -43,6 +43,7 @@ var ollamaFuncs = template.FuncMap{
 
 // ollamaTemplate is a parsed template plus the parse-time facts Execute needs.
 type ollamaTemplate struct {
+	id   int64
 	tmpl *template.Template
 	vars []string
 
