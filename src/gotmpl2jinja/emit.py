@@ -55,6 +55,13 @@ JSON_MACROS = {
 }
 
 
+#: Root fields of the fill-in-the-middle path besides Response and the think values.
+FIM_FIELDS = {"Prompt": "prompt", "Suffix": "suffix"}
+
+#: Root fields whose value is the same in the fill-in-the-middle path with no messages.
+PATH_NEUTRAL_FIELDS = {"Messages", "Response", "Think", "ThinkLevel", "IsThinkSet"}
+
+
 @dataclass(frozen=True)
 class Expr:
     """A translated Go value: Jinja code plus the Go type that decides its behaviour."""
@@ -211,6 +218,7 @@ class Emitter:
     message_fields: set[str] = field(default_factory=set)
     macros: set[str] = field(default_factory=set)
     loop_names: set[str] = field(default_factory=set)
+    mode: str = "messages"  # or "fim": Ollama's fill-in-the-middle path (§3)
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -640,6 +648,11 @@ class Emitter:
             self.root_used.add(name)
             if name == "Response":
                 return const_expr("")
+            if self.mode == "fim":
+                if name in FIM_FIELDS:
+                    return Expr(FIM_FIELDS[name], GoType.STRING, stable=True)
+                if name not in ("Think", "ThinkLevel", "IsThinkSet"):
+                    return Expr("none", GoType.NIL, const=None, is_const=True, stable=True)
             if name in ROOT_FIELDS:
                 code, ftype = ROOT_FIELDS[name]
                 return Expr(code, ftype, stable=True, maybe_undefined=(ftype == GoType.TOOLS))
@@ -1111,14 +1124,31 @@ class Emitter:
 
     # --- the whole template -----------------------------------------------------------------
 
-    def run(self) -> str:
+    def body_lines(self) -> list[str]:
+        """The template body (after its root namespace, if any) as Jinja lines."""
         self.open_scope(0, self.template.root)
-        body_start = len(self.lines)
         self.emit_list(self.template.root)
         self.flush()
-        body = self.lines[body_start:]
-        ns_lines = self.lines[:body_start]
-        return "\n".join(self.header() + self.prelude() + ns_lines + body)
+        return self.lines
+
+    def run(self) -> str:
+        body = self.body_lines()
+        if self.root_used - PATH_NEUTRAL_FIELDS:
+            # The request may take Ollama's fill-in-the-middle path, where .System, .Tools and
+            # .Messages do not exist and .Prompt/.Suffix do: a second rendering of the body.
+            fim = Emitter(self.template, self.analysis, depth=1, mode="fim")
+            fim_body = fim.body_lines()
+            self.macros |= fim.macros
+            self.root_used |= fim.root_used
+            body = [
+                "{#- Ollama's fill-in-the-middle path (a request with prompt and suffix). #}",
+                "{%- if prompt is defined and suffix is defined %}",
+                *fim_body,
+                "{%- else %}",
+                *(INDENT + line for line in body),
+                "{%- endif %}",
+            ]
+        return "\n".join(self.header() + self.prelude() + body)
 
     def header(self) -> list[str]:
         lines = [
