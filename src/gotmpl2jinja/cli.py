@@ -246,6 +246,24 @@ def _verify_progress() -> Any:
                     console=Console(stderr=True), transient=True)
 
 
+@cli.command()
+@click.argument("template")
+@click.option("-o", "--output", "output", default=None, help="Write the Jinja to this file.")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@friendly_errors
+def convert(template: str, output: str | None, force: bool) -> None:
+    """Translate a Go TEMPLATE into equivalent Jinja (stdout, or -o FILE written atomically)."""
+    from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.formats import write_output
+
+    name, text = read_source(template)
+    jinja = translate(text, name=name)
+    if output is None:
+        click.echo(jinja, nl=False)  # same bytes as the -o file
+    else:
+        write_output(jinja, "jinja", Path(output), force=force)
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 
