@@ -264,6 +264,46 @@ def convert(template: str, output: str | None, force: bool) -> None:
         write_output(jinja, "jinja", Path(output), force=force)
 
 
+@cli.command()
+@click.argument("src", type=click.Path(exists=True))
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio"]),
+              default="jinja", show_default=True, help="What to write for each verified item.")
+@click.option("--ollama-store", "store", is_flag=False, flag_value="", default=None,
+              metavar="[DIR]", help="Also every installed model (DIR: the models directory; "
+              "default $OLLAMA_MODELS or ~/.ollama/models).")
+@click.option("--cases", default=30, show_default=True, type=click.IntRange(min=1),
+              help="Random conversations each conversion is verified on.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write the Markdown report here (its .json twin beside it); "
+              "default OUT/report.md.")
+@click.option("--force", is_flag=True, help="Overwrite existing outputs and reports.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
+@friendly_errors
+def migrate(src: str, out: str, fmt: str, store: str | None, cases: int, seed: int,
+            report: str | None, force: bool, as_json: bool) -> None:
+    """Convert and verify every template and Modelfile under SRC into OUT, with a report.
+
+    Exit 0 only if every item was converted and verified; 1 if any item was not (the report
+    says why) or the run could not start (nothing is written then); 2 usage error.
+    """
+    import json
+
+    from gotmpl2jinja import migrate as batch
+
+    with batch.rich_progress() as progress:
+        result = batch.migrate(src, out, fmt=fmt, cases=cases, seed=seed, force=force,
+                               store=store, report=report, progress=progress)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
+    else:
+        click.echo(batch.summary(result))
+        click.echo(f"report: {batch.report_paths(Path(out), Path(report) if report else None)[0]}")
+    if not result.ok:
+        sys.exit(1)
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 

@@ -16,6 +16,7 @@ Ollama store when one is given, else convert the default, and say so in a warnin
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
-from gotmpl2jinja.modelfile import Modelfile, looks_like_modelfile, parse_modelfile
+from gotmpl2jinja.modelfile import (
+    Modelfile,
+    decode_modelfile,
+    looks_like_modelfile,
+    parse_modelfile,
+)
 from gotmpl2jinja.store import InstalledModel, StoreError, load_model
 
 #: Ollama's `template.DefaultTemplate`: what a model without a template layer renders with.
@@ -58,6 +64,18 @@ class Source:
     messages: list[dict[str, str]] = field(default_factory=list)
     stop: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: (line, col) in the file where the template's first character is, for a Modelfile's
+    #: TEMPLATE; None when the template is the whole file (or not in the file at all).
+    origin: tuple[int, int] | None = None
+
+    def locate(self, line: int, col: int | None) -> tuple[int, int | None]:
+        """A template position (1-based) as a position in the file the user has open."""
+        if self.origin is None:
+            return line, col
+        first_line, first_col = self.origin
+        if line == 1:
+            return first_line, None if col is None else first_col + col - 1
+        return first_line + line - 1, col
 
     @property
     def has_modelfile_rule(self) -> bool:
@@ -101,7 +119,10 @@ def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None)
     if not is_template_file:
         head = data[:4096].decode("utf-8", "replace")
         if looks_like_modelfile(name, head):
-            return source_from_modelfile(parse_modelfile(data, name=name), models_dir=models_dir)
+            modelfile = parse_modelfile(data, name=name)
+            source = source_from_modelfile(modelfile, models_dir=models_dir)
+            source.origin = template_origin(decode_modelfile(data), modelfile, source)
+            return source
     return Source(name=name, template=decode_template(data, name), kind="template")
 
 
@@ -118,6 +139,24 @@ def decode_template(data: bytes, name: str) -> str:
             f"not valid UTF-8 (byte 0x{data[offset]:02x}); save the template as UTF-8",
             name=name, line=line, col=col,
         ) from None
+
+
+def template_origin(text: str, mf: Modelfile, source: Source) -> tuple[int, int] | None:
+    """Where the (last, winning) TEMPLATE value starts in the Modelfile: the line of its
+    command, after the keyword, the blanks and an opening quote. None when the template did
+    not come from this file. Characters Ollama drops earlier on that line would shift it."""
+    commands = [c for c in mf.commands if c.name == "template" and c.args]
+    if not commands or commands[-1].args != source.template:
+        return None
+    line_no = commands[-1].line
+    lines = re.split(r"\r\n|\r|\n", text.lstrip("\ufeff"))
+    if line_no > len(lines):
+        return None
+    line = lines[line_no - 1]
+    match = re.match(r'[ \t]*[A-Za-z]+[ \t]+("""|")?', line)
+    if match is None:
+        return None
+    return line_no, match.end() + 1
 
 
 def source_from_modelfile(mf: Modelfile, *, models_dir: Path | None = None) -> Source:
