@@ -97,7 +97,9 @@ _ESCAPE_CHAIN = "".join(
 _ZEROS = "'" + "0" * 24 + "'"
 
 
-def go_fields(ns: str, obj: str, names: dict[str, str]) -> str:
+def go_fields(
+    ns: str, obj: str, names: dict[str, str], null_keeps: Iterable[str] = ()
+) -> str:
     """Jinja statements that read struct fields from `obj` as Go's json.Unmarshal would.
 
     For the translator too: `.Function.Parameters.Properties` of a tool must be found the way Go
@@ -107,7 +109,12 @@ def go_fields(ns: str, obj: str, names: dict[str, str]) -> str:
     of `obj` in order, a key whose Go-folded form equals the name sets both (so the last
     matching key wins, as in Go). `obj` that is not a mapping leaves all unset. Use attribute
     names that are not dict methods (`items`, `keys` … are shadowed on @huggingface/jinja).
+
+    `null_keeps` lists the names of string and struct fields: Go ignores a JSON null for those
+    (`{"type":"x","Type":null}` keeps "x"), while a null sets an any/slice/map/pointer to nil
+    and is handed to a custom UnmarshalJSON (PropertyType).
     """
+    keeps = set(null_keeps)
     attrs = ", ".join(f"{a}=none, {a}_set=false" for a in names.values())
     lines = [f"{{%- set {ns} = namespace({attrs}) -%}}"]
     lines.append(f"{{%- if {obj} is defined and {obj} is mapping -%}}")
@@ -115,8 +122,9 @@ def go_fields(ns: str, obj: str, names: dict[str, str]) -> str:
     lines.append("{%- set gf_kf = (gf_k|lower).replace('\u017f', 's') -%}")
     for i, (json_name, attr) in enumerate(names.items()):
         kw = "if" if i == 0 else "elif"
+        guard = f" and {obj}[gf_k] is not none" if json_name in keeps else ""
         lines.append(
-            f"{{%- {kw} gf_kf == {_lit(json_name)} -%}}"
+            f"{{%- {kw} gf_kf == {_lit(json_name)}{guard} -%}}"
             f"{{%- set {ns}.{attr} = {obj}[gf_k] -%}}{{%- set {ns}.{attr}_set = true -%}}"
         )
     lines.append("{%- endif -%}{%- endfor -%}{%- endif -%}")
@@ -307,7 +315,7 @@ _define(
     "items, description, enum, properties, required, each omitted when empty; `type` a string "
     "for one element, an array otherwise (a JSON null type counts as one empty string); nested "
     "`properties` in request order, each value a property; `p` none → `{}`.",
-    go_fields("f", "p", _PROPERTY_FIELDS) + """
+    go_fields("f", "p", _PROPERTY_FIELDS, ["description"]) + """
 {%- if f.type_set and f.type is none -%}{%- set types = [''] -%}
 {%- elif f.type is string -%}{%- set types = [f.type] -%}
 {%- elif f.type is none -%}{%- set types = [] -%}
@@ -397,7 +405,7 @@ _define(
     go_fields("f", "p", {
         "type": "type", "$defs": "defs", "items": "items", "required": "required",
         "properties": "properties",
-    }) + """
+    }, ["type"]) + """
 {%- set out = namespace(s='{"type":' ~ json_string(f.type if f.type is string else '')) -%}
 {%- if f.defs is not none -%}
 {%- set out.s = out.s ~ ',"$defs":' ~ json_value(f.defs) -%}
@@ -422,7 +430,8 @@ _define(
     "json_function", "fn",
     "Go json of a tool's `function` (templateToolFunction): `{\"name\":…,\"description\":…,"
     "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
-    go_fields("f", "fn", {"name": "name", "description": "description", "parameters": "parameters"})
+    go_fields("f", "fn", {"name": "name", "description": "description", "parameters": "parameters"},
+              ["name", "description", "parameters"])
     + """
 {{- '{"name":' ~ json_string(f.name if f.name is string else '')
     ~ ',"description":' ~ json_string(f.description if f.description is string else '')
@@ -435,7 +444,8 @@ _define(
     "json_tool", "t",
     "Go json of one tool (templateTool, also what `{{ . }}` prints inside `range .Tools`): "
     "`{\"type\":…,[\"items\":…,]\"function\":…}`, items omitted when null.",
-    go_fields("f", "t", {"type": "type", "items": "items", "function": "function"}) + """
+    go_fields("f", "t", {"type": "type", "items": "items", "function": "function"},
+              ["type", "function"]) + """
 {{- '{"type":' ~ json_string(f.type if f.type is string else '')
     ~ (',"items":' ~ json_value(f.items) if f.items is not none else '')
     ~ ',"function":' ~ json_function(f.function) ~ '}' -}}
