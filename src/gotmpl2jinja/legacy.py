@@ -1,0 +1,301 @@
+"""Legacy (System/Prompt/Response) templates and the fill-in-the-middle path, as Jinja.
+
+A template that never names `.Messages` is not rendered once by Ollama but once per turn
+(ollama-semantics.md §9): the collated messages are walked, each completed turn renders the
+whole template with `System`/`Prompt`/`Response`, and the final turn renders a *cut* copy (all
+after the first `.Response` field removed). One Jinja body cannot express that, so the emitted
+Jinja holds two macros — `turn(…)` for the whole template and `final_turn(…)` for the cut one —
+and a loop over the collated messages that calls them exactly where Ollama executes.
+
+A request with a prompt and a suffix takes Ollama's fill-in-the-middle path instead (§3), for
+any template: the whole template once, with `Prompt`, `Suffix`, an empty `Response` and the think
+values. `fim_branch` wraps a chat rendering with that branch.
+
+The bodies reuse `emit.Emitter` (expressions, Go printing and truth, loops, variables): only the
+root map differs, so `LegacyEmitter` overrides the root fields and, for the final turn, the
+calls to Ollama's functions, which Go cannot find there (the cut template has none).
+
+Where Ollama itself fails, the Jinja fails (`raise_exception`) and translation warns with
+`OllamaFailureWarning` (Python's `warnings` module; `collect_warnings` gathers them as text):
+- the cut falls inside an `if`/`with`/`range` list whose branch has an `{{ else }}` — Ollama
+  panics while cutting, and the final turn is cut on every chat request, so every chat request
+  fails (fill-in-the-middle requests still render);
+- the final turn reaches `json`, `currentDate`, `yesterdayDate` or `toTypeScriptType`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from gotmpl2jinja import nodes, ollama
+from gotmpl2jinja.analysis import Analysis, GoType, analyze
+from gotmpl2jinja.emit import INDENT, Emitter, Expr, quote
+from gotmpl2jinja.errors import TranslationError
+
+#: Ollama's own template functions; Go's builtins (and, len, printf…) exist in every turn.
+OLLAMA_FUNCS = ("json", "currentDate", "yesterdayDate", "toTypeScriptType")
+
+#: The legacy path's root map (§3): these keys exist, every other one is a missing key.
+LEGACY_STRING_FIELDS = ("System", "Prompt", "Response")
+THINK_FIELDS = ("Think", "ThinkLevel", "IsThinkSet")
+
+#: The Jinja names the prelude gives the think values (see emit.Emitter.prelude).
+THINK_NAMES = {"Think": "think", "ThinkLevel": "think_level", "IsThinkSet": "is_think_set"}
+
+#: Ollama's fill-in-the-middle condition (`Prompt != "" && Suffix != ""`) on the contract's
+#: variables: passed only for a fill-in-the-middle request, and tested for being non-empty too
+#: so that a host passing empty strings gets the chat path, as Ollama would.
+FIM_CONDITION = "prompt is defined and suffix is defined and prompt and suffix"
+
+
+class OllamaFailureWarning(UserWarning):
+    """The translated template fails (raise_exception) where Ollama fails to render."""
+
+
+@dataclass
+class LegacyEmitter(Emitter):
+    """The emitter for one legacy turn: the root map holds System, Prompt, Response and the
+    think values (as macro parameters), every other key is missing (`<no value>`, falsy).
+
+    `final` marks the cut template of the last turn, which Go runs without Ollama's functions."""
+
+    params: dict[str, str] = field(default_factory=dict)  # Go root field -> Jinja parameter
+    final: bool = False
+    failures: list[str] = field(default_factory=list)
+
+    def field(self, base: Expr, name: str, node: nodes.Node) -> Expr:
+        if base.type != GoType.ROOT:
+            return super().field(base, name, node)
+        self.root_used.add(name)
+        if name in LEGACY_STRING_FIELDS:
+            return Expr(self.params[name], GoType.STRING, stable=True)
+        if name in THINK_FIELDS:
+            return Expr(THINK_NAMES[name], GoType.STRING if name == "ThinkLevel"
+                        else GoType.BOOL, stable=True)
+        # Go map keys are case-sensitive: `.Tools`, `.Suffix`, `.response`… are missing keys.
+        return Expr("none", GoType.NIL, const=None, is_const=True, stable=True)
+
+    def call(self, name: str, arg_nodes: list[nodes.Node], piped: Expr | None,
+             node: nodes.Node) -> Expr:
+        if self.final and name in OLLAMA_FUNCS:
+            self.failures.append(
+                f"{self.template.name}:{node.pos}: Ollama fails every chat request whose final "
+                f"turn reaches {name} (the cut template of the legacy path has none of "
+                "Ollama's functions); the Jinja raises there too")
+            return self.raising(f'"{name}" is not a defined function: Ollama renders the last '
+                                "turn of a legacy template without its functions")
+        return super().call(name, arg_nodes, piped, node)
+
+
+def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
+    """Wrap a chat rendering with Ollama's fill-in-the-middle path.
+
+    The fill-in-the-middle path depends on the request, not on the template (Ollama takes it
+    whenever prompt and suffix are non-empty), so every template needs the branch unless its
+    two renderings cannot differ. `fim_lines` are rendered at depth 1, `chat_lines` at depth 0
+    (they are indented here)."""
+    return [
+        "{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix renders the"
+        " whole template once. #}",
+        f"{{%- if {FIM_CONDITION} %}}",
+        *fim_lines,
+        "{%- else %}",
+        *(INDENT + line for line in chat_lines),
+        "{%- endif %}",
+    ]
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _jinja_names(analysis: Analysis) -> set[str]:
+    return {v.jinja_name for v in analysis.variables.values()}
+
+
+def _macro(name: str, emitter: LegacyEmitter, body: list[str]) -> tuple[list[str], list[str]]:
+    """A macro around one turn's body; returns its lines and the Go fields it takes (in order)."""
+    order = [f for f in (*LEGACY_STRING_FIELDS, *THINK_FIELDS) if f in emitter.root_used]
+    params = [emitter.params[f] if f in emitter.params else THINK_NAMES[f] for f in order]
+    lines = [f"{{%- macro {name}({', '.join(params)}) %}}", *body, "{%- endmacro %}"]
+    return lines, order
+
+
+def _call(name: str, order: list[str], state: str) -> str:
+    args = [f"{state}.{f.lower()}" if f in LEGACY_STRING_FIELDS else THINK_NAMES[f]
+            for f in order]
+    return f"{{{{- {name}({', '.join(args)}) }}}}"
+
+
+def _legacy_loop(state: str, flush: str) -> list[str]:
+    """Ollama's turn loop (§9) over the collated messages; `flush` renders the pending turn."""
+    start = f"{{%- set {state} = namespace(system='', prompt='', response='') %}}"
+
+    def flushed(then: str) -> list[str]:
+        """Render the pending turn; Ollama then empties system, prompt and response."""
+        return [f"{INDENT * 3}{flush}",
+                *(f"{INDENT * 3}{{%- set {state}.{key} = '' %}}"
+                  for key in ("system", "prompt", "response") if key != then)]
+
+    return [
+        "{#- Ollama's legacy path: a system message ends a turn that has a prompt or a"
+        " response, a user message one that has a response; other roles are ignored. #}",
+        start,
+        "{%- for message in messages %}",
+        "    {%- if message.role == 'system' %}",
+        f"        {{%- if {state}.prompt or {state}.response %}}",
+        *flushed("system"),
+        "        {%- endif %}",
+        f"        {{%- set {state}.system = message.content %}}",
+        "    {%- elif message.role == 'user' %}",
+        f"        {{%- if {state}.response %}}",
+        *flushed("prompt"),
+        "        {%- endif %}",
+        f"        {{%- set {state}.prompt = message.content %}}",
+        "    {%- elif message.role == 'assistant' %}",
+        f"        {{%- set {state}.response = message.content %}}",
+        "    {%- endif %}",
+        "{%- endfor %}",
+    ]
+
+
+def _prelude(emitter: Emitter, used: set[str]) -> list[str]:
+    """The emitter's prelude for the root fields in `used` (collate and/or think values)."""
+    saved = emitter.root_used
+    emitter.root_used = used
+    try:
+        return emitter.prelude()
+    finally:
+        emitter.root_used = saved
+
+
+def translate_legacy(template: nodes.Template, name: str) -> str:
+    """Jinja for a legacy-path template (no `.Messages`): Ollama's turn loop, the whole and the
+    cut template as macros, and the fill-in-the-middle branch. Where Ollama fails, the Jinja
+    raises and an OllamaFailureWarning is issued. Raises TranslationError when unfaithful."""
+    if ollama.execute_path(template) != "legacy":
+        raise TranslationError("translate_legacy: this template takes the messages path "
+                               "(it names .Messages)", name=name)
+    full = ollama.with_response(template)
+    full.name = name
+    full_analysis = analyze(full)
+    failures: list[str] = []
+
+    taken = _jinja_names(full_analysis)
+    try:
+        cut, _ = ollama.cut(template)
+        cut.name = name
+        cut_analysis: Analysis | None = analyze(cut)
+        taken |= _jinja_names(cut_analysis)
+    except ollama.CutPanicError as exc:
+        cut, cut_analysis, panic = None, None, exc
+    else:
+        panic = None
+    params = {"System": "system", "Prompt": "prompt", "Response": _fresh("response", taken)}
+    names = {base: _fresh(base, taken) for base in ("turn", "final_turn", "pending")}
+    mine = set(params.values()) | set(names.values()) | {"message"}
+
+    fim = Emitter(full, full_analysis, depth=1, mode="fim")
+    fim.loop_names |= mine
+    fim_body = fim.body_lines()
+    macros = set(fim.macros)
+    think_used = set(fim.root_used) & set(THINK_FIELDS)
+
+    chat: list[str]
+    definitions: list[str] = []
+    if panic is not None:
+        failures.append(
+            f"{name}:{panic.line}:{panic.col}: Ollama fails every chat request for this "
+            "template (its legacy path panics cutting the final turn: the first {{ .Response }} "
+            "lies inside a branch that has an {{ else }}); the Jinja raises there too, "
+            "fill-in-the-middle requests still render")
+        chat = ["{{- raise_exception(" + quote(
+            "Ollama cannot render a chat with this template: cutting its last turn after "
+            "{{ .Response }} panics, because the cut falls inside an if/with/range that has "
+            "an else") + ") }}"]
+    else:
+        assert cut is not None and cut_analysis is not None
+        whole = LegacyEmitter(full, full_analysis, depth=1, mode="legacy", params=params)
+        last = LegacyEmitter(cut, cut_analysis, depth=1, mode="legacy", params=params,
+                             final=True)
+        bodies = []
+        for emitter in (whole, last):
+            emitter.loop_names |= mine
+            bodies.append(emitter.body_lines())
+            macros |= emitter.macros
+            think_used |= emitter.root_used & set(THINK_FIELDS)
+        failures += last.failures
+        turn_lines, turn_order = _macro(names["turn"], whole, bodies[0])
+        final_lines, final_order = _macro(names["final_turn"], last, bodies[1])
+        definitions = [
+            "{#- One turn of Ollama's legacy path: the whole template. #}",
+            *turn_lines,
+            "{#- The last turn: the template cut after its first {{ .Response }}. #}",
+            *final_lines,
+        ]
+        chat = [
+            *_prelude(whole, {"Messages"}),
+            *_legacy_loop(names["pending"], _call(names["turn"], turn_order, names["pending"])),
+            _call(names["final_turn"], final_order, names["pending"]),
+        ]
+
+    header = [
+        f"{{#- Translated by gotmpl2jinja from {name}, an Ollama Go template without .Messages"
+        " (Ollama's legacy path).",
+        "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
+        "    contract (variables: messages, enable_thinking, reasoning_effort; prompt and suffix",
+        "    for fill-in-the-middle). #}",
+    ]
+    if macros:
+        from gotmpl2jinja import runtime
+
+        header.append(runtime.macro_source(sorted(macros)).strip("\n"))
+    lines = [
+        *header,
+        *definitions,
+        *_prelude(fim, think_used),
+        *fim_branch(fim_body, chat),
+    ]
+    for message in dict.fromkeys(failures):
+        warnings.warn(message, OllamaFailureWarning, stacklevel=2)
+    return "\n".join(lines)
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def _recording() -> Iterator[list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", OllamaFailureWarning)
+        yield caught
+
+
+def collect_warnings(translate: Callable[[], T]) -> tuple[T, list[str]]:
+    """Run a translation and return its result with the OllamaFailureWarning texts it issued
+    (for the `convert` command, which prints them)."""
+    with _recording() as caught:
+        result = translate()
+    texts = [str(w.message) for w in caught if issubclass(w.category, OllamaFailureWarning)]
+    for w in caught:  # other warnings go on as usual
+        if not issubclass(w.category, OllamaFailureWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result, texts
+
+
+__all__ = [
+    "FIM_CONDITION",
+    "LegacyEmitter",
+    "OllamaFailureWarning",
+    "collect_warnings",
+    "fim_branch",
+    "translate_legacy",
+]
