@@ -285,3 +285,53 @@ def test_cli_rejects_unknown_engine_with_a_sentence(chatml_files) -> None:  # ty
     assert result.exit_code == 1
     assert "unknown engine(s) jinja9; choose from jinja2, hfjinja" in result.output
     assert "Traceback" not in result.output
+
+
+def test_random_conversations_reach_every_field() -> None:
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    from gotmpl2jinja.strategies import conversations
+
+    seen: set[str] = set()
+
+    def walk(value: object, into: set[str]) -> None:
+        if isinstance(value, dict):
+            into.update(f"key:{k}" for k in value)
+            for item in value.values():
+                walk(item, into)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item, into)
+        else:
+            into.add(f"type:{type(value).__name__}")
+
+    @settings(max_examples=400, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(conversations())
+    def collect(conv: dict) -> None:  # type: ignore[type-arg]
+        validate(conv)
+        messages = conv.get("messages", [])
+        seen.update(f"role:{m['role']}" for m in messages)
+        seen.add(f"think:{conv.get('think', 'absent')}")
+        if "prompt" in conv:
+            seen.add("fim")
+        if messages and messages[-1]["role"] == "assistant":
+            seen.add("prefill")
+        if any(a["role"] == b["role"] for a, b in zip(messages, messages[1:], strict=False)):
+            seen.add("consecutive same role")
+        for m in messages:
+            for call in m.get("tool_calls", []):
+                walk(call["function"].get("arguments", {}), seen)
+        walk(conv.get("tools", []), seen)
+        seen.update(f"msgkey:{k}" for m in messages for k in m)
+
+    collect()
+    expected = {
+        *(f"role:{r}" for r in ("system", "user", "assistant", "tool", "developer")),
+        *(f"think:{t}" for t in ("absent", True, False, "low", "medium", "high", "max")),
+        "fim", "prefill", "consecutive same role",
+        "type:float", "type:int", "type:bool", "type:NoneType", "type:str",
+        "key:$defs", "key:anyOf", "key:enum", "key:required", "key:items", "key:properties",
+        *(f"msgkey:{k}" for k in ("content", "thinking", "tool_calls", "tool_name",
+                                  "tool_call_id")),
+    }
+    assert expected - seen == set()

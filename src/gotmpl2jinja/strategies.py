@@ -23,7 +23,10 @@ decode) and images (out of scope).
 
 from __future__ import annotations
 
+import functools
 import itertools
+import json
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,7 +128,8 @@ def arguments() -> st.SearchStrategy[dict[str, Any]]:
 # Tools (JSON schema as Ollama's api.ToolProperty knows it)
 
 _TYPE_NAMES = ("string", "number", "integer", "boolean", "array", "object", "null")
-_names = st.sampled_from(("get_weather", "search", "calc", "f", "tool_2", "ünïcode", "a.b"))
+_TOOL_NAMES = ("get_weather", "search", "calc", "f", "tool_2", "ünïcode", "a.b")
+_names = st.sampled_from(_TOOL_NAMES)
 
 
 def _property(children: st.SearchStrategy[dict[str, Any]] | None) -> st.SearchStrategy[Any]:
@@ -170,13 +174,148 @@ def tools() -> st.SearchStrategy[list[dict[str, Any]]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Pools: pre-built values drawn with a single choice
+#
+# Hypothesis spends ~20-50 µs per choice; a conversation built character by character costs
+# 10-50 ms to generate, more than rendering it on Go and four engines. The strategies used for
+# whole conversations therefore draw each text, argument object and tool list from a pool built
+# once (deterministically) from the same ingredients, sorted simplest first, so that shrinking
+# (towards index 0) still ends at "" / {} / [] or the simplest value that fails. The fine-grained
+# strategies above stay available for targeted properties.
+
+_POOL_SEED = 20260821
+
+
+def _random_text(rng: random.Random) -> str:
+    parts = []
+    for _ in range(rng.randint(1, 5)):
+        roll = rng.random()
+        if roll < 0.55:
+            parts.append(rng.choice(SPECIAL_FRAGMENTS))
+        elif roll < 0.8:
+            parts.append("".join(rng.choice("ab \n") for _ in range(rng.randint(1, 4))))
+        else:
+            parts.append("".join(_random_char(rng) for _ in range(rng.randint(1, 4))))
+    return "".join(parts)
+
+
+def _random_char(rng: random.Random) -> str:
+    while True:
+        code = rng.choice((rng.randint(0x20, 0x7E), rng.randint(0xA0, 0x2FFF),
+                           rng.randint(0x3000, 0xFFFD), rng.randint(0x10000, 0x1FAFF),
+                           rng.randint(0, 0x1F)))
+        if not 0xD800 <= code <= 0xDFFF:
+            return chr(code)
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth < 2 and roll < 0.15:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if depth < 2 and roll < 0.3:
+        return {_random_key(rng): _random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+    return rng.choice((
+        None, rng.random() < 0.5, rng.randint(-1000, 1000), rng.randint(-_SAFE_INT, _SAFE_INT),
+        rng.choice(SPECIAL_FLOATS), rng.uniform(-1e6, 1e6), _random_text(rng), "",
+    ))
+
+
+def _random_key(rng: random.Random) -> str:
+    return rng.choice(("city", "unit", "a", "b", "Z", "_", "", "ß", "a b", "<x>", "n",
+                       _random_text(rng)))
+
+
+def _random_property(rng: random.Random, depth: int = 0) -> dict[str, Any]:
+    prop: dict[str, Any] = {}
+    if rng.random() < 0.85:
+        types = rng.sample(_TYPE_NAMES, rng.choice((1, 1, 1, 2)))
+        prop["type"] = types[0] if len(types) == 1 and rng.random() < 0.8 else types
+    if rng.random() < 0.6:
+        prop["description"] = _random_text(rng)
+    if rng.random() < 0.2:
+        prop["enum"] = [rng.choice((_random_text(rng), rng.randint(-5, 5)))
+                        for _ in range(rng.randint(1, 3))]
+    if depth < 2:
+        if rng.random() < 0.2:
+            prop["items"] = _random_property(rng, depth + 1)
+        if rng.random() < 0.2:
+            prop["properties"] = {_random_key(rng): _random_property(rng, depth + 1)
+                                  for _ in range(rng.randint(1, 3))}
+            prop["required"] = rng.sample(list(prop["properties"]), 1)
+        if rng.random() < 0.1:
+            prop["anyOf"] = [_random_property(rng, depth + 1) for _ in range(rng.randint(1, 2))]
+    return prop
+
+
+def _random_tool(rng: random.Random) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": rng.choice(_TOOL_NAMES)}
+    if rng.random() < 0.8:
+        function["description"] = _random_text(rng)
+    if rng.random() < 0.9:
+        parameters: dict[str, Any] = {"type": "object"}
+        if rng.random() < 0.9:
+            parameters["properties"] = {_random_key(rng): _random_property(rng)
+                                        for _ in range(rng.randint(0, 4))}
+        if rng.random() < 0.6:
+            parameters["required"] = [_random_key(rng) for _ in range(rng.randint(0, 2))]
+        if rng.random() < 0.1:
+            parameters["$defs"] = {_random_key(rng): _random_property(rng)}
+        if rng.random() < 0.05:
+            parameters["items"] = _random_property(rng)
+        function["parameters"] = parameters
+    return {"type": "function", "function": function}
+
+
+def _simplest_first(values: list[Any]) -> list[Any]:
+    unique = {json.dumps(v, sort_keys=False): v for v in values}
+    return [unique[k] for k in sorted(unique, key=lambda k: (len(k), k))]
+
+
+@functools.cache
+def text_pool() -> tuple[str, ...]:
+    """~2,000 hostile strings, "" first, each special fragment alone, then combinations,
+    then a few long ones (KiB)."""
+    rng = random.Random(_POOL_SEED)
+    values = ["", *SPECIAL_FRAGMENTS, *(_random_text(rng) for _ in range(2000))]
+    values += [_random_text(rng) * rng.randint(50, 400) for _ in range(20)]
+    return tuple(_simplest_first(values))
+
+
+@functools.cache
+def arguments_pool() -> tuple[dict[str, Any], ...]:
+    """Argument objects: {} first, every special float/int/bool/null alone, then nested ones."""
+    rng = random.Random(_POOL_SEED + 1)
+    values: list[Any] = [{}]
+    values += [{"a": v} for v in (None, True, False, 0, 1, -1, 2**53, *SPECIAL_FLOATS)]
+    values += [{"a": {}, "b": []}, {"a": {"b": {"c": [1, 2.5, None]}}}]
+    values += [{_random_key(rng): _random_json(rng) for _ in range(rng.randint(1, 4))}
+               for _ in range(1500)]
+    return tuple(_simplest_first(values))
+
+
+@functools.cache
+def tools_pool() -> tuple[list[dict[str, Any]], ...]:
+    """Tool lists: [] first, then one to three tools with nested JSON-schema parameters."""
+    rng = random.Random(_POOL_SEED + 2)
+    values: list[Any] = [[]]
+    values += [[_random_tool(rng) for _ in range(rng.choice((1, 1, 2, 3)))] for _ in range(800)]
+    return tuple(_simplest_first(values))
+
+
+def pooled_texts() -> st.SearchStrategy[str]:
+    """One choice: a string from `text_pool()`."""
+    return st.sampled_from(text_pool())
+
+
+# ---------------------------------------------------------------------------------------------
 # Messages and conversations
 
 def tool_calls() -> st.SearchStrategy[list[dict[str, Any]]]:
     """Tool calls with or without id / index / arguments (Go defaults what is missing)."""
     function = st.fixed_dictionaries(
         {"name": _names},
-        optional={"index": st.integers(0, 3), "arguments": arguments()},
+        optional={"index": st.integers(0, 3),
+                  "arguments": st.sampled_from(arguments_pool())},
     )
     call = st.fixed_dictionaries(
         {"function": function}, optional={"id": st.sampled_from(("call_1", "call_2", "x"))}
@@ -188,29 +327,30 @@ def messages() -> st.SearchStrategy[dict[str, Any]]:
     """One message of any role; assistants may think and call tools, tool results may name
     their tool and call; every optional field is sometimes absent."""
     def for_role(role: str) -> st.SearchStrategy[dict[str, Any]]:
-        optional: dict[str, st.SearchStrategy[Any]] = {"content": contents()}
+        optional: dict[str, st.SearchStrategy[Any]] = {"content": pooled_texts()}
         if role == "assistant":
-            optional["thinking"] = contents()
+            optional["thinking"] = pooled_texts()
             optional["tool_calls"] = tool_calls()
         if role == "tool":
             optional["tool_name"] = _names
             optional["tool_call_id"] = st.sampled_from(("call_1", "call_2", ""))
         return st.fixed_dictionaries({"role": st.just(role)}, optional=optional)
 
-    return st.sampled_from(ROLES + ODD_ROLES).flatmap(for_role)
+    return st.one_of([for_role(role) for role in ROLES + ODD_ROLES])  # flatmap is slower
 
 
 def chat_conversations(max_messages: int = 6) -> st.SearchStrategy[dict[str, Any]]:
     """The `/api/chat` shape: messages, maybe tools, maybe `think`."""
     return st.fixed_dictionaries(
         {"messages": st.lists(messages(), max_size=max_messages)},
-        optional={"tools": tools(), "think": st.sampled_from(THINK_VALUES[1:])},
+        optional={"tools": st.sampled_from(tools_pool()),
+                  "think": st.sampled_from(THINK_VALUES[1:])},
     )
 
 
 def fim_requests() -> st.SearchStrategy[dict[str, Any]]:
     """Fill-in-the-middle: non-empty prompt and suffix, maybe `think`."""
-    non_empty = texts(4).filter(bool)
+    non_empty = st.sampled_from(text_pool()[1:])
     return st.fixed_dictionaries(
         {"prompt": non_empty, "suffix": non_empty},
         optional={"think": st.sampled_from(THINK_VALUES[1:])},
