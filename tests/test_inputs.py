@@ -235,14 +235,17 @@ def test_no_rule_no_preamble() -> None:
 def test_preamble_reads_as_intended() -> None:
     text = modelfile_preamble("Be brief.", [{"role": "user", "content": "it's"}])
     assert text.splitlines() == [
-        "{#- Ollama's Modelfile rule: SYSTEM comes first unless the conversation starts with a "
-        "system message; the MESSAGE lines come before the conversation. #}",
+        "{#- Ollama's Modelfile rule (chat only, not fill-in-the-middle): SYSTEM comes first "
+        "unless the conversation starts with a system message; the MESSAGE lines come before "
+        "the conversation. #}",
         "{%- set modelfile_messages = [] %}",
         "{%- set modelfile_messages = modelfile_messages + [{'role': 'user', 'content': "
         "'it\\'s'}] %}",
         "{%- set modelfile_system = [{'role': 'system', 'content': 'Be brief.'}] %}",
-        "{%- set messages = (modelfile_system if messages|length == 0 or "
-        "(messages[0].role|lower) != 'system' else []) + modelfile_messages + messages %}",
+        "{%- set modelfile_messages = (modelfile_system if messages|length == 0 or "
+        "(messages[0].role|lower) != 'system' else []) + modelfile_messages %}",
+        "{%- set messages = messages if (prompt is defined and suffix is defined) else "
+        "(modelfile_messages + messages) %}",
     ]
 
 
@@ -252,6 +255,7 @@ def test_preamble_goes_after_the_translated_header() -> None:
     assert jinja.startswith("{#- Translated by gotmpl2jinja")
     header_end = jinja.index("#}") + 2
     assert jinja[header_end:].startswith("\n{#- Ollama's Modelfile rule")
+    assert jinja.count("Ollama's Modelfile rule") == 1
 
 
 def test_with_preamble_protects_a_leading_newline_of_the_body() -> None:
@@ -281,6 +285,7 @@ CONVERSATIONS: list[dict[str, Any]] = [
     {"messages": [{"role": "assistant", "content": "prefill"}]},
     {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
                   {"role": "tool", "content": "t"}, {"role": "user", "content": "q2"}]},
+    {"prompt": "def f(", "suffix": "return x"},
 ]
 
 

@@ -285,15 +285,18 @@ def modelfile_preamble(system: str | None, messages: list[dict[str, str]]) -> st
 
     Modelfile SYSTEM comes first unless the conversation's first message is a system message
     (compared lower-cased: Ollama lower-cases roles when it decodes a request), then the MESSAGE
-    lines, then the conversation. `add_generation_prompt` and every other variable are left as
-    the caller gave them. Empty when there is nothing to add. Every tag is `{%-`/`{#-` (so the
+    lines, then the conversation. A fill-in-the-middle request (`prompt` and `suffix` given, as
+    the translated template tests it) is left alone: Ollama's suffix path sees no messages.
+    `add_generation_prompt` and every other variable are left as the caller gave them. Empty
+    when there is nothing to add. Every tag is `{%-`/`{#-` (so the
     newlines between them never print) and the text ends with a tag, not a newline: what follows
     it is `with_preamble`'s business.
     """
     if not system and not messages:
         return ""
-    lines = ["{#- Ollama's Modelfile rule: SYSTEM comes first unless the conversation starts "
-             "with a system message; the MESSAGE lines come before the conversation. #}"]
+    lines = ["{#- Ollama's Modelfile rule (chat only, not fill-in-the-middle): SYSTEM comes "
+             "first unless the conversation starts with a system message; the MESSAGE lines "
+             "come before the conversation. #}"]
     lines.append("{%- set modelfile_messages = [] %}")
     for message in messages:
         literal = _message_literal(message["role"], message.get("content", ""))
@@ -301,11 +304,11 @@ def modelfile_preamble(system: str | None, messages: list[dict[str, str]]) -> st
     if system:
         lines.append(f"{{%- set modelfile_system = [{_message_literal('system', system)}] %}}")
         lines.append(
-            "{%- set messages = (modelfile_system if messages|length == 0 or "
-            "(messages[0].role|lower) != 'system' else []) + modelfile_messages + messages %}"
+            "{%- set modelfile_messages = (modelfile_system if messages|length == 0 or "
+            "(messages[0].role|lower) != 'system' else []) + modelfile_messages %}"
         )
-    else:
-        lines.append("{%- set messages = modelfile_messages + messages %}")
+    lines.append("{%- set messages = messages if (prompt is defined and suffix is defined) "
+                 "else (modelfile_messages + messages) %}")
     return "\n".join(lines)
 
 
