@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from gotmpl2jinja import reference
 from gotmpl2jinja.conversation import jinja_context, validate
-from gotmpl2jinja.engines import Engine, get_engines
+from gotmpl2jinja.engines import Engine, TemplateRaised, get_engines
 from gotmpl2jinja.reference.driver import cache_dir, find_go
-from gotmpl2jinja.runtime import MACROS, go_fields, macro_source, public_macros
+from gotmpl2jinja.runtime import GO_STRUCTS, MACROS, go_fields, macro_source, public_macros
 
 # --------------------------------------------------------------------------------------------
 # Go oracle for plain values: `{{ json .v }}` and `{{ .v }}` with v decoded by encoding/json,
@@ -375,26 +375,32 @@ GO_TOOLS = (
     "{{ if .Messages }}{{ end }}{{ json .Tools }}\x1e{{ .Tools }}\x1d"
     "{{ range .Tools }}{{ json . }}\x1e{{ . }}\x1e{{ json .Function }}\x1e{{ .Function }}\x1e"
     "{{ json .Function.Parameters }}\x1e{{ .Function.Parameters.Properties }}\x1e"
-    "{{ json .Function.Parameters.Properties }}\x1e"
+    "{{ json .Function.Parameters.Properties }}\x1e{{ .Function.Parameters.Required }}\x1e"
     "{{ range $k, $v := .Function.Parameters.Properties }}"
-    "{{ $k }}={{ $v.ToTypeScriptType }}/{{ $v.Type }}/{{ json $v }};{{ end }}\x1d{{ end }}"
+    "{{ $k }}={{ $v.ToTypeScriptType }}/{{ $v.Type }}/{{ json $v }}/{{ $v.Enum }}"
+    "/{{ $v.Required }}/{{ $v.Description }};{{ end }}\x1d{{ end }}"
 )
 JINJA_TOOLS = macro_source([
     "json_tools", "json_tool", "json_function", "json_parameters", "print_properties",
-    "json_properties", "typescript_type", "print_property_type", "json_property",
+    "json_properties", "typescript_type", "print_property_type", "json_property", "print_slice",
+    "print_strings",
 ]) + "\n".join([
     "{{ json_tools(tools) }}{{ '\\u001e' }}{{ json_tools(tools) }}{{ '\\u001d' }}",
     "{%- for t in tools -%}",
-    go_fields("ft", "t", {"function": "fn"}, ["function"]),
-    go_fields("ff", "ft.fn", {"parameters": "params"}, ["parameters"]),
-    go_fields("fp", "ff.params", {"properties": "props"}),
-    "{{- json_tool(t) ~ '\\u001e' ~ json_tool(t) ~ '\\u001e' ~ json_function(ft.fn) ~ '\\u001e'"
-    " ~ json_function(ft.fn) ~ '\\u001e' ~ json_parameters(ff.params) ~ '\\u001e'"
-    " ~ print_properties(fp.props) ~ '\\u001e' ~ json_properties(fp.props) ~ '\\u001e' -}}",
-    "{%- if fp.props is not none -%}",
-    "{%- for k in fp.props.keys()|list|sort(case_sensitive=true) -%}",
-    "{{- k ~ '=' ~ typescript_type(fp.props[k]) ~ '/' ~ print_property_type(fp.props[k])"
-    " ~ '/' ~ json_property(fp.props[k]) ~ ';' -}}",
+    go_fields("ft", "t", *GO_STRUCTS["Tool"]),
+    go_fields("ff", "ft.function", *GO_STRUCTS["ToolFunction"]),
+    go_fields("fp", "ff.parameters", *GO_STRUCTS["ToolFunctionParameters"]),
+    "{{- json_tool(t) ~ '\\u001e' ~ json_tool(t) ~ '\\u001e' ~ json_function(ft.function)"
+    " ~ '\\u001e' ~ json_function(ft.function) ~ '\\u001e' ~ json_parameters(ff.parameters)"
+    " ~ '\\u001e' ~ print_properties(fp.properties) ~ '\\u001e'"
+    " ~ json_properties(fp.properties) ~ '\\u001e' ~ print_strings(fp.required) ~ '\\u001e' -}}",
+    "{%- if fp.properties is not none -%}",
+    "{%- for k in fp.properties.keys()|list|sort(case_sensitive=true) -%}",
+    "{%- set p = fp.properties[k] -%}",
+    go_fields("fq", "p", *GO_STRUCTS["ToolProperty"]),
+    "{{- k ~ '=' ~ typescript_type(p) ~ '/' ~ print_property_type(p) ~ '/' ~ json_property(p)"
+    " ~ '/' ~ print_slice(fq.enum) ~ '/' ~ print_strings(fq.required)"
+    " ~ '/' ~ (fq.description if fq.description is string else '') ~ ';' -}}",
     "{%- endfor -%}",
     "{%- endif -%}",
     "{{- '\\u001d' -}}",
@@ -495,3 +501,43 @@ def test_values_reach_templates_as_tool_call_arguments_do(engines: list[Engine])
     calls = [{"function": {"name": "f", "arguments": arguments}}]
     conversation = {"messages": [{"role": "assistant", "content": "", "tool_calls": calls}]}
     _assert_like_ollama(engines, GO_TOOL_CALLS, JINJA_TOOL_CALLS, conversation)
+
+
+PRINT_PROPERTY_CASES = [
+    {"type": "string"},
+    {},
+    {"type": None},
+    {"Type": ["string", None], "description": "d d", "enum": [1, None, "x y", {"B": 1, "a": []}],
+     "required": ["r", None], "items": {"k": [1e6]}, "anyOf": [{"type": "integer"}, {}]},
+    {"anyOf": [{"anyOf": [{"type": "null"}], "enum": []}], "items": False, "description": None},
+]
+
+
+def test_print_property_prints_go_struct_syntax(engines: list[Engine]) -> None:
+    properties = {f"p{i}": p for i, p in enumerate(PRINT_PROPERTY_CASES)}
+    conversation = {"messages": [{"role": "user", "content": "x"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": properties}}}]}
+    go = ("{{ if .Messages }}{{ end }}{{ range .Tools }}"
+          "{{ range $k, $v := .Function.Parameters.Properties }}{{ $k }}={{ $v }};{{ end }}"
+          "{{ end }}")
+    jinja = macro_source(["print_property"]) + (
+        "{% for t in tools %}{% set ps = t.function.parameters.properties %}"
+        "{% for k in ps.keys()|list|sort(case_sensitive=true) %}"
+        "{{ k }}={{ print_property(ps[k]) }};{% endfor %}{% endfor %}")
+    _assert_like_ollama(engines, go, jinja, conversation)
+
+
+def test_print_property_refuses_what_go_prints_as_a_pointer(engines: list[Engine]) -> None:
+    """Go prints nested properties as an address (0xc…): no Jinja output can equal it."""
+    conversation = {"messages": [{"role": "user", "content": "x"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"n": {"properties": {}}}}}}]}
+    go = ("{{ if .Messages }}{{ end }}{{ range .Tools }}"
+          "{{ range $k, $v := .Function.Parameters.Properties }}{{ $v }}{{ end }}{{ end }}")
+    assert "0x" in reference.render(go, conversation)
+    jinja = macro_source(["print_property"]) + (
+        "{{ print_property(tools[0].function.parameters.properties.n) }}")
+    for engine in engines:
+        with pytest.raises(TemplateRaised, match="pointer address"):
+            engine.render(jinja, jinja_context(conversation))

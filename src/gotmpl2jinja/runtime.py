@@ -107,8 +107,9 @@ def go_fields(
     (lower case, as in the Go struct tag) to an attribute of the namespace `ns` that the
     statements create: every attribute starts as none and `<attr>_set` as false; for each key
     of `obj` in order, a key whose Go-folded form equals the name sets both (so the last
-    matching key wins, as in Go). `obj` that is not a mapping leaves all unset. Use attribute
-    names that are not dict methods (`items`, `keys` … are shadowed on @huggingface/jinja).
+    matching key wins, as in Go). `obj` that is not a mapping leaves all unset. (Reading
+    `p['items']` directly is also wrong on jinja2 for a missing key: it falls back to the dict's
+    `items` method.) `GO_STRUCTS` has the arguments for Ollama's request structs.
 
     `null_keeps` lists the names of string and struct fields: Go ignores a JSON null for those
     (`{"type":"x","Type":null}` keeps "x"), while a null sets an any/slice/map/pointer to nil
@@ -303,6 +304,26 @@ _define(
 
 # ---------------------------------------------------------------------------------------------
 # Ollama's tool shapes (ollama-semantics.md §5)
+
+#: Ollama's request structs as `go_fields` arguments: JSON field name (lower case) → namespace
+#: attribute, and the fields a JSON null leaves alone (strings and structs; see go_fields).
+GO_STRUCTS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "Tool": ({"type": "type", "items": "items", "function": "function"}, ("type", "function")),
+    "ToolFunction": (
+        {"name": "name", "description": "description", "parameters": "parameters"},
+        ("name", "description", "parameters"),
+    ),
+    "ToolFunctionParameters": (
+        {"type": "type", "$defs": "defs", "items": "items", "required": "required",
+         "properties": "properties"},
+        ("type",),
+    ),
+    "ToolProperty": (
+        {"anyof": "anyof", "type": "type", "items": "items", "description": "description",
+         "enum": "enum", "properties": "properties", "required": "required"},
+        ("description",),
+    ),
+}
 
 _PROPERTY_FIELDS = {
     "anyof": "anyof", "type": "type", "items": "items", "description": "description",
@@ -515,6 +536,54 @@ _define(
 """,
 )
 
+_define(
+    "print_slice", "l",
+    "What text/template prints for a typed Go slice field (`{{ .Required }}`, `{{ $p.Enum }}`): "
+    "`[a b]` with elements as print_value prints them inside containers; `[]` when absent or "
+    "null (a nil slice, unlike a nil `any`, which prints `<no value>`).",
+    """
+{%- if l is not defined or l is none -%}{{- '[]' -}}
+{%- else -%}{{- _go_print(l) -}}{%- endif -%}
+""",
+    ("_go_print",),
+)
+
+_define(
+    "print_strings", "l",
+    "What text/template prints for a Go []string field decoded from the request "
+    "(`{{ .Function.Parameters.Required }}`, `{{ $p.Required }}`): `[a b]`, `[]` when absent "
+    "or null; a JSON null element became \"\" in Go.",
+    """
+{{- '[' -}}
+{%- if l is defined and l is not none -%}
+{%- for x in l -%}{{- (' ' if not loop.first else '') ~ (x if x is string else '') -}}{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+)
+
+_define(
+    "print_property", "p",
+    "What `{{ $p }}` prints for an api.ToolProperty (no String method, so Go struct syntax): "
+    "`{ANYOF TYPE ITEMS DESCRIPTION ENUM PROPERTIES REQUIRED}`, e.g. `{[] string <nil>  [] "
+    "<nil> []}`. A property with nested `properties` prints a pointer address in Go "
+    "(non-deterministic): the macro calls raise_exception then, as no output can be equal.",
+    go_fields("f", "p", _PROPERTY_FIELDS, ["description"]) + """
+{%- if f.properties is not none -%}
+{{- raise_exception('a tool property with nested properties prints a Go pointer address') -}}
+{%- endif -%}
+{{- '{[' -}}
+{%- if f.anyof is not none -%}
+{%- for a in f.anyof -%}{{- (' ' if not loop.first else '') ~ print_property(a) -}}{%- endfor -%}
+{%- endif -%}
+{{- '] ' ~ print_property_type(p) ~ ' '
+    ~ ('<nil>' if f.items is none else _go_print(f.items)) ~ ' '
+    ~ (f.description if f.description is string else '') ~ ' '
+    ~ print_slice(f.enum) ~ ' <nil> ' ~ print_strings(f.required) ~ '}' -}}
+""",
+    ("print_property_type", "print_slice", "print_strings", "_go_print"),
+)
+
 # ---------------------------------------------------------------------------------------------
 # tool calls, in the Jinja side's shape:
 # {"type", "id"?, "function": {"name", "arguments", "index"?}}
@@ -539,8 +608,8 @@ _define(
 )
 
 _define(
-    "_go_int", "n",
-    "Internal: a Go int field (tool call index) as printed/json-encoded: `0` when absent.",
+    "print_int", "n",
+    "A Go int field (a tool call's Index): printed and json-encoded alike, `0` when absent.",
     """
 {%- if n is not defined or n is none -%}{{- '0' -}}
 {%- else -%}{{- n|int|string -}}{%- endif -%}
@@ -555,11 +624,11 @@ _define(
     """
 {%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {{- '{"ID":' ~ json_string(c.id if c.id is defined and c.id is not none else '')
-    ~ ',"Function":{"Index":' ~ _go_int(fn.index)
+    ~ ',"Function":{"Index":' ~ print_int(fn.index)
     ~ ',"Name":' ~ json_string(fn.name if fn.name is defined and fn.name is not none else '')
     ~ ',"Arguments":' ~ json_value(fn.arguments) ~ '}}' -}}
 """,
-    ("json_string", "json_value", "_go_int"),
+    ("json_string", "json_value", "print_int"),
 )
 
 _define(
@@ -583,11 +652,11 @@ _define(
     "ARGS as print_arguments, e.g. `{0 get_weather {\"a\":1}}`.",
     """
 {%- set fn = fn if fn is defined and fn is not none else {} -%}
-{{- '{' ~ _go_int(fn.index)
+{{- '{' ~ print_int(fn.index)
     ~ ' ' ~ (fn.name if fn.name is defined and fn.name is not none else '')
     ~ ' ' ~ print_arguments(fn.arguments) ~ '}' -}}
 """,
-    ("_go_int", "print_arguments"),
+    ("print_int", "print_arguments"),
 )
 
 _define(
