@@ -55,6 +55,14 @@ INVALID_INPUT = "invalid input"
 INTERNAL_ERROR = "internal error"
 STATUSES: tuple[str, ...] = (VERIFIED, DIVERGED, NOT_TRANSLATABLE, INVALID_INPUT, INTERNAL_ERROR)
 
+STATUS_MEANINGS = {
+    VERIFIED: "written; rendered what Ollama renders on every case and engine",
+    DIVERGED: "translated, but an engine rendered differently; not written",
+    NOT_TRANSLATABLE: "the translator refuses a construct (where and why given); not written",
+    INVALID_INPUT: "Ollama itself would reject the input (where and why given)",
+    INTERNAL_ERROR: "a bug of gotmpl2jinja on this item; not written",
+}
+
 MIGRATE_FORMATS: tuple[str, ...] = ("jinja", "hf", "lmstudio")
 #: What each format's file is called next to the input's mirrored name.
 OUTPUT_SUFFIXES = {"jinja": ".jinja", "hf": ".tokenizer_config.json", "lmstudio": ".lmstudio.json"}
@@ -405,10 +413,10 @@ def markdown_report(report: MigrationReport) -> str:
         "written. Details of every item (minimal diverging conversation, outputs, warnings) are "
         "in the JSON twin of this file.",
         "",
-        "| status | items |",
-        "| --- | --- |",
-        *(f"| {status} | {counts[status]} |" for status in STATUSES),
-        f"| **total** | {len(report.items)} |",
+        "| status | items | meaning |",
+        "| --- | --- | --- |",
+        *(f"| {status} | {counts[status]} | {STATUS_MEANINGS[status]} |" for status in STATUSES),
+        f"| **total** | {len(report.items)} | |",
         "",
         "| input | kind | status | output / reason |",
         "| --- | --- | --- | --- |",
