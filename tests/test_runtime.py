@@ -541,3 +541,21 @@ def test_print_property_refuses_what_go_prints_as_a_pointer(engines: list[Engine
     for engine in engines:
         with pytest.raises(TemplateRaised, match="pointer address"):
             engine.render(jinja, jinja_context(conversation))
+
+
+def test_cli_prints_the_macros_and_refuses_unknown_names() -> None:
+    from click.testing import CliRunner
+
+    from gotmpl2jinja.cli import cli
+
+    runner = CliRunner()
+    done = runner.invoke(cli, ["runtime", "json_number"])
+    assert done.exit_code == 0
+    assert done.stdout == macro_source(["json_number"]) + "\n"
+    listed = runner.invoke(cli, ["runtime", "--list"])
+    assert listed.exit_code == 0
+    assert all(f"{name}(" in listed.stdout for name in public_macros())
+    refused = runner.invoke(cli, ["runtime", "json_nope"])
+    assert refused.exit_code == 1
+    assert "unknown runtime macro 'json_nope'" in refused.stderr
+    assert "Traceback" not in refused.output

@@ -44,6 +44,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+
+class UnknownMacroError(Gotmpl2JinjaError, KeyError):
+    """A macro name the runtime does not have (a KeyError too, for `MACROS`-style callers)."""
+
 
 @dataclass(frozen=True)
 class Macro:
@@ -701,7 +707,7 @@ def _closure(names: Iterable[str]) -> list[str]:
             return
         if name not in MACROS:
             known = ", ".join(n for n in MACROS if not n.startswith("_"))
-            raise KeyError(f"unknown runtime macro {name!r}; known: {known}")
+            raise UnknownMacroError(f"unknown runtime macro {name!r}; known: {known}")
         seen.add(name)
         for dep in MACROS[name].deps:
             visit(dep)
