@@ -304,6 +304,26 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int, seed: i
         sys.exit(1)
 
 
+@cli.command()
+@click.argument("names", nargs=-1)
+@click.option("--list", "as_list", is_flag=True, help="List the macros with their contracts.")
+@friendly_errors
+def runtime(names: tuple[str, ...], as_list: bool) -> None:
+    """Print the Jinja source of runtime macros NAMES (all public ones when none are given)."""
+    from gotmpl2jinja.runtime import MACROS, macro_source, public_macros
+
+    chosen = list(names) or public_macros()
+    if as_list:
+        for name in chosen:
+            macro = MACROS.get(name)
+            if macro is None:
+                macro_source([name])  # raises the friendly unknown-macro error
+                continue
+            click.echo(f"{name}({', '.join(macro.params)})\n    {macro.doc}")
+        return
+    click.echo(macro_source(chosen))
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 
