@@ -1222,21 +1222,10 @@ class Emitter:
 
 
 def uses_messages(template: nodes.Template) -> bool:
-    """Ollama's Vars() test (§2): some field or variable ident, lower-cased, is `messages`."""
-    try:
-        from gotmpl2jinja import ollama  # the parser helper's module, when present
-    except ImportError:
-        ollama = None  # type: ignore[assignment]
-    if ollama is not None and hasattr(ollama, "uses_messages"):
-        return bool(ollama.uses_messages(template))
-    for _, tree in template.trees():
-        for node in tree.walk():
-            idents: list[str] = []
-            if isinstance(node, (nodes.FieldNode, nodes.VariableNode)):
-                idents = node.ident
-            if any(i.lower() == "messages" for i in idents):
-                return True
-    return False
+    """Ollama's Vars() test (§2): the template takes the messages path."""
+    from gotmpl2jinja import ollama
+
+    return bool(ollama.uses_messages(template))
 
 
 def emit(template: nodes.Template) -> str:

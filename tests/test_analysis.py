@@ -1,0 +1,77 @@
+"""Variable scopes and Jinja homes, as Go's parser scopes them (analysis.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gotmpl2jinja import nodes
+from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier
+from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.parser import parse
+
+
+def _vars(source: str) -> dict[str, list]:
+    template = parse(source)
+    analysis = analyze(template)
+    found: dict[str, list] = {}
+    for node in template.root.walk():
+        if isinstance(node, nodes.VariableNode) and id(node) in analysis.variables:
+            var = analysis.variables[id(node)]
+            if var not in found.setdefault(var.go_name, []):
+                found[var.go_name].append(var)
+    return found
+
+
+def test_reassigned_in_a_loop_lives_in_a_namespace() -> None:
+    found = _vars('{{ $s := "" }}{{ range .Messages }}{{ $s = .Content }}{{ end }}{{ $s }}')
+    (s,) = found["$s"]
+    assert s.namespace == "ns" and s.ref == "ns.s"
+
+
+def test_assigned_where_declared_stays_plain() -> None:
+    (s,) = _vars('{{ $s := "" }}{{ if .System }}{{ $s = .System }}{{ end }}{{ $s }}')["$s"]
+    assert s.namespace is None and s.ref == "s"
+
+
+def test_declared_per_iteration_is_not_shared() -> None:
+    (last,) = _vars("{{ range $i, $_ := .Messages }}{{ $last := $i }}{{ $last }}{{ end }}")[
+        "$last"]
+    assert last.loop_depth == 1 and last.namespace is None
+
+
+def test_shadowing_gets_a_new_name() -> None:
+    found = _vars('{{ $x := 1 }}{{ if true }}{{ $x := "a" }}{{ $x }}{{ end }}{{ $x }}')
+    assert [v.jinja_name for v in found["$x"]] == ["x", "x_2"]
+
+
+def test_sequential_declarations_keep_their_name() -> None:
+    found = _vars("{{ range .Messages }}{{ $l := 1 }}{{ $l }}{{ end }}"
+                  "{{ range .Messages }}{{ $l := 2 }}{{ $l }}{{ end }}")
+    assert [v.jinja_name for v in found["$l"]] == ["l", "l"]
+
+
+def test_condition_only_use_is_recorded() -> None:
+    (b,) = _vars("{{ range .Messages }}{{ $b := or .Content .Thinking }}"
+                 "{{ if and $b (not $b) }}x{{ end }}{{ end }}")["$b"]
+    assert b.condition_only
+    (c,) = _vars("{{ range .Messages }}{{ $c := .Content }}{{ $c }}{{ end }}")["$c"]
+    assert not c.condition_only
+
+
+@pytest.mark.parametrize(("go", "jinja"), [
+    ("$lastUserIdx", "lastUserIdx"), ("$system", "system_var"), ("$loop", "loop_var"),
+    ("$in", "in_var"), ("$9", "v_9"),
+])
+def test_jinja_identifiers(go: str, jinja: str) -> None:
+    assert jinja_identifier(go) == jinja
+
+
+def test_undefined_variable_is_a_translation_error() -> None:
+    template = nodes.Template(root=nodes.ListNode(nodes=[nodes.ActionNode(pipe=nodes.PipeNode(
+        cmds=[nodes.CommandNode(args=[nodes.VariableNode(ident=["$nope"])])]))]))
+    with pytest.raises(TranslationError, match=r"undefined variable \$nope"):
+        analyze(template)
+
+
+def test_types_are_named_as_go_names_them() -> None:
+    assert GoType.MESSAGES.value == "[]*templateMessage"
