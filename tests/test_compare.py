@@ -252,3 +252,22 @@ def test_corpus_table_reproduces(tmp_path: Path) -> None:
     second = drift.markdown_table(drift.compare_corpus(corpus, cases=4, seed=0), 4, 0)
     assert first == second
     assert "| 0 | [050__library_llama3.2_3b]" in first
+
+
+def test_generation_blocks_render_their_body_as_transformers_does() -> None:
+    assert drift.without_generation_tags("a{%- generation -%} b {% endgeneration %}") == (
+        "a{%- if true -%} b {% endif %}")
+    assert drift.without_generation_tags("{% if add_generation_prompt %}") == (
+        "{% if add_generation_prompt %}")
+    jinja = JINJA_BASE.replace("{{ '<|' + m.role", "{% generation %}{{ '<|' + m.role").replace(
+        "{% endfor %}", "{% endgeneration %}{% endfor %}")
+    assert run(GO_BASE, jinja).agree
+
+
+def test_shrinking_never_puts_two_same_role_messages_side_by_side() -> None:
+    conversation = {"messages": [{"role": "user", "content": "a"},
+                                 {"role": "assistant", "content": "b"},
+                                 {"role": "user", "content": "c"}]}
+    roles = [[m["role"] for m in c["messages"]] for c in drift._reductions(conversation)]
+    assert ["user", "user"] not in roles
+    assert ["assistant", "user"] in roles and ["user", "assistant"] in roles

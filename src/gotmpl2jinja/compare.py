@@ -127,6 +127,7 @@ class Pair:
             return Rendering(None, str(exc))
 
     def _render_jinja(self, conversation: Conversation) -> Rendering:
+        """transformers' rendering; its `{% generation %}` block renders its body unchanged."""
         from gotmpl2jinja.conversation import jinja_context
         from gotmpl2jinja.engines import get_engine
 
@@ -134,10 +135,27 @@ class Pair:
         context["bos_token"] = self.bos
         context["eos_token"] = self.eos
         try:
-            text = get_engine("jinja2").render(self.reference_jinja, context, now=self.now)
+            text = get_engine("jinja2").render(
+                without_generation_tags(self.reference_jinja), context, now=self.now)
         except RenderError as exc:
             return Rendering(None, str(exc))
         return Rendering(text)
+
+
+_GENERATION_TAG = re.compile(r"\{%(-?)(\s*)(end)?generation(\s*)(-?)%\}")
+
+
+def without_generation_tags(template: str) -> str:
+    """`{% generation %}…{% endgeneration %}` as `{% if true %}…{% endif %}`.
+
+    transformers' AssistantTracker extension only records where assistant text lies and renders
+    the block's body unchanged; an `if true` block keeps the tags' white-space control (`-`,
+    trim_blocks, lstrip_blocks) exactly, on a jinja2 without the extension.
+    """
+    return _GENERATION_TAG.sub(
+        lambda m: "{%" + m[1] + m[2] + ("endif" if m[3] else "if true") + m[4] + m[5] + "%}",
+        template,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,7 +411,7 @@ def _reductions(conversation: Conversation) -> Iterator[Conversation]:
     """Every one-step simplification of a conversation, biggest cuts first."""
     messages = conversation.get("messages", [])
     for i in range(len(messages)):
-        if len(messages) > 1:
+        if len(messages) > 1 and not _joins_same_roles(messages, i):
             c = copy.deepcopy(conversation)
             del c["messages"][i]
             yield c
@@ -446,6 +464,18 @@ def _reductions(conversation: Conversation) -> Iterator[Conversation]:
         c = copy.deepcopy(conversation)
         c["think"] = True
         yield c
+
+
+def _joins_same_roles(messages: list[dict[str, Any]], i: int) -> bool:
+    """Would dropping message i put two messages of one role (not tool) side by side?
+
+    Ollama merges such messages (`collate`) and most Jinja templates refuse them; the generated
+    conversations never have them, so shrinking must not introduce that drift either.
+    """
+    if 0 < i < len(messages) - 1:
+        before, after = messages[i - 1].get("role"), messages[i + 1].get("role")
+        return before == after and before != "tool"
+    return False
 
 
 def shrink(pair: Pair, conversation: Conversation, kind: str, budget: int = 200) -> Conversation:
@@ -659,11 +689,20 @@ def tokens_from_tokenizer_config(path: Path) -> tuple[str, str]:
     return token("bos_token"), token("eos_token")
 
 
-#: Families by a special token their templates use → (BOS, EOS) of the family's tokenizer.
-#: The corpus's meta.json lists no BOS/EOS, so these are the families' well-known
-#: tokenizer_config.json values, stated here (and shown per entry in docs/compare.md) rather
-#: than guessed silently. First match wins; no match → no BOS/EOS ("").
+#: Families by a special token their templates use (or the model name) → (BOS, EOS) of the
+#: family's tokenizer. The corpus's meta.json lists no BOS/EOS, so these are the families'
+#: published tokenizer_config.json values as we know them — assumed, not checkable offline —
+#: stated here and shown per entry in docs/compare.md rather than guessed silently.
+#: First match wins; no match → no BOS/EOS ("").
 FAMILY_TOKENS: tuple[tuple[str, str, str], ...] = (
+    # models whose special tokens do not tell their tokenizer apart, by name
+    ("library/hermes3:", "<|begin_of_text|>", "<|im_end|>"),
+    ("library/nous-hermes2-mixtral:", "<s>", "<|im_end|>"),
+    ("library/internlm2:", "<s>", "</s>"),
+    ("library/olmo2:", "<|endoftext|>", "<|endoftext|>"),
+    ("library/tulu3:", "<|begin_of_text|>", "<|end_of_text|>"),
+    ("<|EOT|>", "<｜begin▁of▁sentence｜>", "<|EOT|>"),
+    ("<|end_of_turn|>", "<s>", "<|end_of_turn|>"),
     ("<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"),
     ("<|header_start|>", "<|begin_of_text|>", "<|eot|>"),
     ("<|start_header_id|>", "<|begin_of_text|>", "<|eot_id|>"),
@@ -682,7 +721,8 @@ def tokens_for_entry(meta: dict[str, Any], ollama_template: str, jinja: str) -> 
     bos, eos = meta.get("bos_token"), meta.get("eos_token")
     if isinstance(bos, str) or isinstance(eos, str):
         return (bos if isinstance(bos, str) else "", eos if isinstance(eos, str) else "")
-    evidence = "\n".join([*(meta.get("tokens") or []), ollama_template, jinja])
+    evidence = "\n".join([str(meta.get("model", "")), *(meta.get("tokens") or []),
+                          ollama_template, jinja])
     for marker, family_bos, family_eos in FAMILY_TOKENS:
         if marker in evidence:
             return family_bos, family_eos
@@ -699,7 +739,8 @@ class EntryResult:
 
     name: str
     model: str
-    comparison: Comparison
+    comparison: Comparison | None
+    error: str | None = None  # a template that cannot be compared at all (does not compile)
 
 
 def compare_corpus(
@@ -723,13 +764,20 @@ def compare_corpus(
         bos, eos = tokens_for_entry(meta, ollama_template, jinja)
         if progress:
             progress(f"[{number}/{len(entries)}] {entry.name}")
-        comparison = compare(Pair(ollama_template, jinja, bos, eos), cases=cases, seed=seed)
-        results.append(EntryResult(entry.name, str(meta.get("model", "")), comparison))
+        model = str(meta.get("model", ""))
+        try:
+            comparison = compare(Pair(ollama_template, jinja, bos, eos), cases=cases, seed=seed)
+        except Gotmpl2JinjaError as exc:  # one broken template must not stop the table
+            results.append(EntryResult(entry.name, model, None, str(exc)))
+            continue
+        results.append(EntryResult(entry.name, model, comparison))
     return results
 
 
-def _md_code(text: str) -> str:
-    return "`` " + text.replace("\n", " ") + " ``" if "`" in text else f"`{text}`"
+def _md_cell_code(text: str) -> str:
+    """Code in a Markdown table cell: a `|` must be escaped even inside backticks (GFM)."""
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return "`` " + text + " ``" if "`" in text else f"`{text}`"
 
 
 CORPUS_COMMAND = ("gotmpl2jinja compare --corpus fixtures/corpus/huggingface__huggingface.js "
@@ -739,10 +787,12 @@ CORPUS_COMMAND = ("gotmpl2jinja compare --corpus fixtures/corpus/huggingface__hu
 def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
     """docs/compare.md: the command, the rules, the table, then one section per entry."""
     totals: dict[str, int] = {}
-    for r in results:
-        for f in r.comparison.findings:
+    compared = [r.comparison for r in results if r.comparison is not None]
+    for c in compared:
+        for f in c.findings:
             totals[f.kind] = totals.get(f.kind, 0) + 1
-    agreeing = sum(r.comparison.agree for r in results)
+    agreeing = sum(c.agree for c in compared)
+    failed = [r for r in results if r.comparison is None]
     out = [
         "# Where Ollama's templates drift from the models' own Jinja templates",
         "",
@@ -754,7 +804,7 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
         "",
         "For each of the corpus's paired entries (`fixtures/corpus/huggingface__huggingface.js/"
         "entries/*`: Ollama's Go `template.gotmpl` and the GGUF's `gguf_chat_template.jinja`), "
-        f"both sides render the same {results[0].comparison.total if results else 0} "
+        f"both sides render the same {compared[0].total if compared else 0} "
         f"conversations (13 hand-picked shapes + {cases} generated with seed {seed}). "
         "The Go side is Ollama's template on Go's real `text/template` (the reference renderer); "
         "the Jinja side is jinja2 configured as transformers does, with the contract's "
@@ -770,7 +820,9 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
         "which both renderings become byte-identical (sets tried by size, then in the order "
         "below; nothing explains it → **other**):",
         "  - **default system prompt**: the conversation has no system message, and the "
-        f"variant with a system message (`{PROBE_SYSTEM}`) added agrees;",
+        f"variant with a system message (`{PROBE_SYSTEM}`) added agrees — one side renders "
+        "a system section of its own (a default prompt, or an empty system block) when none "
+        "is given;",
         "  - **tool definitions**: the variant without `tools` agrees;",
         "  - **tool calls**: the variant without assistant `tool_calls` and `tool` messages "
         "agrees;",
@@ -791,29 +843,38 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
         "(`compare.FAMILY_TOKENS`; shown per entry). Entries with no known family get none "
         "(`\"\"`), and then BOS/EOS is never a kind for them.",
         "",
-        f"**{agreeing} of {len(results)} entries agree on every conversation.** Entries per "
-        "kind: " + ", ".join(f"{k} {totals[k]}" for k in KINDS if k in totals) + ".",
+        f"**{agreeing} of {len(results)} entries agree on every conversation**"
+        + (f"; {len(failed)} could not be compared (a template does not compile)"
+           if failed else "") + ". Entries per kind: "
+        + ", ".join(f"{k} {totals[k]}" for k in KINDS if k in totals) + ".",
         "",
         "| # | entry | model | agree? | kinds (conversations) | BOS / EOS |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for number, r in enumerate(results):
         c = r.comparison
+        if c is None:
+            out.append(f"| {number} | [{r.name}](#{_anchor(r.name)}) | {r.model} | "
+                       "not compared | — | — |")
+            continue
         kinds = ", ".join(f"[{f.kind}](#{_anchor(r.name, f.kind)}) ({f.count})"
                           for f in c.findings) or "—"
         verdict = "yes" if c.agree else f"no ({c.agreeing}/{c.total})"
         out.append(f"| {number} | [{r.name}](#{_anchor(r.name)}) | {r.model} | {verdict} | "
-                   f"{kinds} | {_md_code(c.bos) if c.bos else '—'} / "
-                   f"{_md_code(c.eos) if c.eos else '—'} |")
+                   f"{kinds} | {_md_cell_code(c.bos) if c.bos else '—'} / "
+                   f"{_md_cell_code(c.eos) if c.eos else '—'} |")
     out.append("")
     for r in results:
         c = r.comparison
-        out += [f'<a id="{_anchor(r.name)}"></a>', "", f"## {r.name}", "",
-                f"`{r.model}` — {c.agreeing}/{c.total} conversations agree.", ""]
+        out += [f'<a id="{_anchor(r.name)}"></a>', "", f"## {r.name}", ""]
+        if c is None:
+            out += [f"`{r.model}` — not compared: {r.error}", ""]
+            continue
+        out += [f"`{r.model}` — {c.agreeing}/{c.total} conversations agree.", ""]
         for f in c.findings:
             out += [
                 f'<a id="{_anchor(r.name, f.kind)}"></a>', "",
-                f"### {r.name}: {f.kind} ({f.count} conversations)", "",
+                f"### {r.name}: {f.kind} ({_conversations(f.count)})", "",
                 "<details><summary>minimal conversation and diff</summary>", "",
                 "Its kinds: " + ", ".join(f.kinds_of_example), "",
                 "```json", json.dumps(f.example, ensure_ascii=False), "```", "",
@@ -826,13 +887,19 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def _conversations(count: int) -> str:
+    return f"{count} conversation" + ("" if count == 1 else "s")
+
+
 def _anchor(entry: str, kind: str | None = None) -> str:
     raw = entry if kind is None else f"{entry}-{kind}"
     return re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")
 
 
 def corpus_json(results: list[EntryResult]) -> list[dict[str, Any]]:
-    return [{"entry": r.name, "model": r.model, **r.comparison.to_json()} for r in results]
+    return [{"entry": r.name, "model": r.model,
+             **(r.comparison.to_json() if r.comparison else {"error": r.error})}
+            for r in results]
 
 
 def stderr_progress(message: str) -> None:
