@@ -163,7 +163,16 @@ _define(
     "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
     "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
     "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
-    "{{- '\"' ~ s" + _ESCAPE_CHAIN + " ~ '\"' -}}",
+    # Fast path: when the engine's own tojson leaves the string alone, it has no `"`, `\\` or
+    # control character (every JSON encoder escapes those), so only Go's HTML escapes remain.
+    """
+{%- if '<' not in s and '>' not in s and '&' not in s and '\u2028' not in s
+    and '\u2029' not in s and (s|tojson) == '"' ~ s ~ '"' -%}
+{{- '"' ~ s ~ '"' -}}
+{%- else -%}
+{{- '"' ~ s""" + _ESCAPE_CHAIN + """ ~ '"' -}}
+{%- endif -%}
+""",
 )
 
 _define(
@@ -203,8 +212,16 @@ _define(
 
 _define(
     "_go_float", "x, verb",
-    "Internal: float64(x) laid out by Go: verb 'json' = encoding/json, anything else = fmt %v.",
+    "Internal: float64(x) laid out by Go: verb 'json' = encoding/json, anything else = fmt %v. "
+    "Fast path: where Go writes plain decimals (and below 1e15, where every engine's plain "
+    "output has the shortest digits, integral ones too) the engine's string minus `.0` is it.",
     """
+{%- set s = x|float|string -%}
+{%- set a = x|float|abs -%}
+{%- if 'e' not in s and ((verb == 'json' and a >= 0.000001 and a < 1000000000000000)
+    or (verb != 'json' and a >= 0.0001 and a < 1000000)) -%}
+{{- s[:-2] if s.endswith('.0') else s -}}
+{%- else -%}
 {%- set f = _go_float_parts(x).split(' ') -%}
 {%- set sig = f[1] -%}
 {%- set sign = '-' if f[0] == '-' else '' -%}
@@ -224,6 +241,7 @@ _define(
 {{- sign ~ sig ~ ZEROS[:(point - sig|length)] -}}
 {%- else -%}
 {{- sign ~ sig[:point] ~ '.' ~ sig[point:] -}}
+{%- endif -%}
 {%- endif -%}
 {%- endif -%}
 """,
@@ -343,54 +361,63 @@ _define(
     "for one element, an array otherwise (a JSON null type counts as one empty string); nested "
     "`properties` in request order, each value a property; `p` none → `{}`.",
     go_fields("f", "p", _PROPERTY_FIELDS, ["description"]) + """
-{%- if f.type_set and f.type is none -%}{%- set types = [''] -%}
-{%- elif f.type is string -%}{%- set types = [f.type] -%}
-{%- elif f.type is none -%}{%- set types = [] -%}
-{%- else -%}{%- set types = f.type -%}{%- endif -%}
-{%- set out = namespace(s='') -%}
-{%- if f.anyof is not none and f.anyof|length > 0 -%}
-{%- set out.s = out.s ~ ',"anyOf":[' -%}
-{%- for a in f.anyof -%}
-{%- set out.s = out.s ~ (',' if not loop.first else '') ~ json_property(a) -%}
+{#- namespace reads are slow on jinja2's sandbox: read each field once -#}
+{%- set anyof = f.anyof -%}{%- set t = f.type -%}{%- set items = f.items -%}
+{%- set desc = f.description -%}{%- set enum = f.enum -%}{%- set props = f.properties -%}
+{%- set req = f.required -%}
+{%- if t is none -%}{%- set types = [''] if f.type_set else [] -%}
+{%- elif t is string -%}{%- set types = [t] -%}
+{%- else -%}{%- set types = t -%}{%- endif -%}
+{%- set has_anyof = anyof is not none and anyof|length > 0 -%}
+{%- set has_type = types|length > 0 -%}
+{%- set has_items = items is not none -%}
+{%- set has_desc = desc is string and desc != '' -%}
+{%- set has_enum = enum is not none and enum|length > 0 -%}
+{%- set has_props = props is not none -%}
+{%- set has_req = req is not none and req|length > 0 -%}
+{{- '{' -}}
+{%- if has_anyof -%}
+{{- '"anyOf":[' -}}
+{%- for a in anyof -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{%- if has_type -%}
+{{- (',' if has_anyof else '') ~ '"type":' -}}
+{%- if types|length == 1 -%}{{- json_string(types[0] if types[0] is string else '') -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in types -%}
+{{- (',' if not loop.first else '') ~ json_string(x if x is string else '') -}}
 {%- endfor -%}
-{%- set out.s = out.s ~ ']' -%}
+{{- ']' -}}
 {%- endif -%}
-{%- if types|length == 1 -%}
-{%- set out.s = out.s ~ ',"type":' ~ json_string(types[0] if types[0] is not none else '') -%}
-{%- elif types|length > 1 -%}
-{%- set out.s = out.s ~ ',"type":[' -%}
-{%- for t in types -%}
-{%- set out.s = out.s ~ (',' if not loop.first else '')
-    ~ json_string(t if t is not none else '') -%}
+{%- endif -%}
+{%- if has_items -%}
+{{- (',' if has_anyof or has_type else '') ~ '"items":' ~ json_value(items) -}}
+{%- endif -%}
+{%- if has_desc -%}
+{{- (',' if has_anyof or has_type or has_items else '') ~ '"description":' ~ json_string(desc) -}}
+{%- endif -%}
+{%- if has_enum -%}
+{{- (',' if has_anyof or has_type or has_items or has_desc else '') ~ '"enum":'
+    ~ json_value(enum) -}}
+{%- endif -%}
+{%- if has_props -%}
+{{- (',' if has_anyof or has_type or has_items or has_desc or has_enum else '')
+    ~ '"properties":{' -}}
+{%- for k in props -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(props[k]) -}}
 {%- endfor -%}
-{%- set out.s = out.s ~ ']' -%}
+{{- '}' -}}
 {%- endif -%}
-{%- if f.items is not none -%}
-{%- set out.s = out.s ~ ',"items":' ~ json_value(f.items) -%}
-{%- endif -%}
-{%- if f.description is not none and f.description != '' -%}
-{%- set out.s = out.s ~ ',"description":' ~ json_string(f.description) -%}
-{%- endif -%}
-{%- if f.enum is not none and f.enum|length > 0 -%}
-{%- set out.s = out.s ~ ',"enum":' ~ json_value(f.enum) -%}
-{%- endif -%}
-{%- if f.properties is not none -%}
-{%- set out.s = out.s ~ ',"properties":{' -%}
-{%- for k in f.properties -%}
-{%- set out.s = out.s ~ (',' if not loop.first else '') ~ json_string(k) ~ ':'
-    ~ json_property(f.properties[k]) -%}
+{%- if has_req -%}
+{{- (',' if has_anyof or has_type or has_items or has_desc or has_enum or has_props else '')
+    ~ '"required":[' -}}
+{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r if r is string else '') -}}
 {%- endfor -%}
-{%- set out.s = out.s ~ '}' -%}
+{{- ']' -}}
 {%- endif -%}
-{%- if f.required is not none and f.required|length > 0 -%}
-{%- set out.s = out.s ~ ',"required":[' -%}
-{%- for r in f.required -%}
-{%- set out.s = out.s ~ (',' if not loop.first else '')
-    ~ json_string(r if r is not none else '') -%}
-{%- endfor -%}
-{%- set out.s = out.s ~ ']' -%}
-{%- endif -%}
-{{- '{' ~ out.s[1:] ~ '}' -}}
+{{- '}' -}}
 """,
     ("json_string", "json_value"),
 )
