@@ -32,6 +32,21 @@ How the macros stay portable (see docs/jinja-portability.md §3):
   (ASCII, plus the Kelvin sign and long s that Go's folding maps to `k`/`s`), the last matching
   key of the object wins.
 
+API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro_source(names)`,
+`public_macros()`, `go_fields(ns, obj, names, null_keeps)` + `GO_STRUCTS` (Jinja statements that
+read a request object's fields the way Go's json.Unmarshal fills a struct). Public macros:
+values — json_string, json_number, print_number, json_value, print_value, print_slice,
+print_strings, print_int; tools — json_tools, json_tool, json_function, json_parameters,
+json_properties, print_properties, json_property, print_property, print_property_type,
+typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls,
+json_tool_call, print_tool_calls, print_tool_call, print_tool_call_function, json_arguments,
+print_arguments. `gotmpl2jinja runtime --list` prints every contract.
+
+Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
+`|float` turns it into FloatValue(-0), printed `-0.0`), and int-vs-float does not matter because
+every macro converts with `|float`; integers beyond 2**53 are rounded by JSON.parse exactly as
+Go's decoder rounds them.
+
 Not supported (inputs Go would reject, or corners Go handles in ways a template cannot see):
 values that Go's json.Unmarshal refuses for a field (a number for `description`, …): Ollama
 answers 400, the macros print something; a struct-valued key given twice with different case
