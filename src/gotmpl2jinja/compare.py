@@ -582,8 +582,14 @@ def compare(pair: Pair, cases: int = 20, seed: int = 0) -> Comparison:
 def focus(
     pair: Pair, example: Conversation, kind: str, kinds_of_example: Sequence[str]
 ) -> tuple[Rendering, Rendering]:
-    """Both renderings of `example` with every kind but `kind` explained away."""
+    """Both renderings of `example` with every kind but `kind` explained away.
+
+    For `other` nothing explains the drift, but BOS/EOS tokens and date lines are deleted
+    anyway (when that changes something), so the residual difference is what the diff shows.
+    """
     others = [k for k in kinds_of_example if k != kind and k in FEATURE_KINDS + TEXT_KINDS]
+    if kind == OTHER:
+        others = [BOS_EOS, DATE_HEADER]
     variant = example
     for other in FEATURE_KINDS:
         if other in others:
@@ -638,7 +644,14 @@ def readable_diff(ollama: Rendering, jinja: Rendering, before: int = 60, after: 
 
 
 def _others(finding: Finding) -> str:
+    if finding.kind == OTHER:
+        return "BOS/EOS tokens and date lines"
     return ", ".join(k for k in finding.kinds_of_example if k != finding.kind)
+
+
+def _focus_differs(finding: Finding) -> bool:
+    """Is the focused view worth showing (it differs from the plain one)?"""
+    return finding.focused != (finding.ollama, finding.jinja)
 
 
 def _clip(text: str, start: int, length: int) -> str:
@@ -660,9 +673,8 @@ def text_report(comparison: Comparison) -> str:
             "its kinds: " + ", ".join(f.kinds_of_example),
             readable_diff(f.ollama, f.jinja),
         ]
-        if len(f.kinds_of_example) > 1:
-            lines += [f"with the other kinds explained away ({_others(f)}):",
-                      readable_diff(*f.focused)]
+        if _focus_differs(f):
+            lines += [f"with {_others(f)} explained away:", readable_diff(*f.focused)]
     return "\n".join(lines)
 
 
@@ -836,7 +848,9 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
         "- Each kind's example is the smallest conversation that showed it, shrunk greedily "
         "(dropping messages, fields, tools, shortening texts) while it still shows that kind. "
         "*Its kinds* lists every kind that example needs, since one conversation can show "
-        "several. Diffs show white space as `·` (space), `⏎` (newline), `→` (tab).",
+        "several; a second diff then shows the example with those other kinds explained away (for "
+        "*other*: with BOS/EOS tokens and date lines deleted). Diffs show white space as `·` "
+        "(space), `⏎` (newline), `→` (tab).",
         "- Count = how many of the conversations showed the kind.",
         "- **BOS/EOS tokens**: meta.json carries none, so each entry gets its family's "
         "tokenizer BOS/EOS chosen by a special token its templates use "
@@ -880,8 +894,8 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
                 "```json", json.dumps(f.example, ensure_ascii=False), "```", "",
                 "```text", readable_diff(f.ollama, f.jinja), "```", "",
             ]
-            if len(f.kinds_of_example) > 1:
-                out += [f"With the other kinds explained away ({_others(f)}):", "",
+            if _focus_differs(f):
+                out += [f"With {_others(f)} explained away:", "",
                         "```text", readable_diff(*f.focused), "```", ""]
             out += ["</details>", ""]
     return "\n".join(out).rstrip("\n") + "\n"
