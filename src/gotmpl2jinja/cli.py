@@ -33,8 +33,13 @@ def friendly_errors(func: F) -> F:
         except Gotmpl2JinjaError as exc:
             click.echo(str(exc), err=True)
             sys.exit(1)
-        except (OSError, UnicodeDecodeError) as exc:
-            click.echo(f"error: {exc}", err=True)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"{where}{exc.strerror or exc}", err=True)
+            sys.exit(1)
+        except UnicodeDecodeError as exc:
+            click.echo(f"error: the input is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                       err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
