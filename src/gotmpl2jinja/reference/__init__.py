@@ -48,6 +48,7 @@ __all__ = [
     "execute_path",
     "load_conversation",
     "render",
+    "render_many",
     "shared_renderer",
 ]
 
@@ -139,6 +140,49 @@ class ReferenceRenderer:
         if answer.get("ok"):
             return decode_output(answer)
         _raise(answer)
+
+    def render_many(
+        self, template: str, conversations: list[dict[str, Any]], *, now: str | None = None,
+        function_json: bool = True, modelfile_system: str | None = None,
+        modelfile_messages: list[dict[str, Any]] | None = None, timeout: float | None = None,
+    ) -> list[str | RenderError]:
+        """`render` for a batch in one round trip: each item is the output, or the RenderError
+        that conversation alone gives (the harness's bulk mode; a pipe round trip and the
+        Python/Go hand-over cost more than rendering a chat). A bad template raises as in
+        `render`; the timeout covers the batch, scaled by its size."""
+        if not conversations:
+            return []
+        for i, conversation in enumerate(conversations):
+            try:
+                check_conversation(conversation)
+            except ReferenceRendererError as exc:
+                raise ReferenceRendererError(f"conversations[{i}]: {exc}") from None
+        if modelfile_messages is not None:
+            if not isinstance(modelfile_messages, list):
+                raise ReferenceRendererError("modelfile_messages must be a list of messages")
+            for i, message in enumerate(modelfile_messages):
+                _check_message(message, f"modelfile_messages[{i}]")
+        payload: dict[str, Any] = {
+            "op": "render_many", "conversations": conversations,
+            "now": now or DEFAULT_NOW, "function_json": function_json,
+            "modelfile_system": modelfile_system or "",
+            "modelfile_messages": modelfile_messages or [],
+        }
+        limit = self._client.timeout if timeout is None else timeout
+        answer = self._call(payload, template, limit * (1 + len(conversations) / 50))
+        if not answer.get("ok"):
+            _raise(answer)
+        results: list[str | RenderError] = []
+        for item in answer.get("results") or ():
+            if item.get("ok"):
+                results.append(decode_output(item))
+            elif item.get("kind") in ("execute", "panic"):
+                results.append(RenderError(str(item.get("error", ""))))
+            else:
+                _raise(item)  # a request error: the conversation broke the contract
+        if len(results) != len(conversations):
+            raise ReferenceRendererError("the Go reference renderer answered a short batch")
+        return results
 
     def check_parse(self, source: str) -> ParseVerdict:
         """Ollama's `Parse` verdict: text/template with the four funcs, then `Vars()`."""
@@ -286,6 +330,18 @@ def render(
     """What Ollama renders (see `ReferenceRenderer.render`); raises RenderError on Go's errors."""
     return shared_renderer().render(
         template, conversation, now=now, function_json=function_json,
+        modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
+    )
+
+
+def render_many(
+    template: str, conversations: list[dict[str, Any]], *, now: str | None = None,
+    function_json: bool = True, modelfile_system: str | None = None,
+    modelfile_messages: list[dict[str, Any]] | None = None,
+) -> list[str | RenderError]:
+    """A batch of `render`s in one round trip (see `ReferenceRenderer.render_many`)."""
+    return shared_renderer().render_many(
+        template, conversations, now=now, function_json=function_json,
         modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
     )
 

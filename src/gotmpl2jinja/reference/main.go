@@ -10,6 +10,10 @@
 //	→ {"id":1,"ok":false,"kind":"execute","error":"template: :3:5: executing …"}
 //
 // op "parse" answers {"ok":true,"vars":[…],"path":"messages|legacy"} or the parse error.
+// op "render_many" takes "conversations":[…] instead of "conversation" and answers
+// {"ok":true,"results":[{"ok":true,"output":"…"} | {"ok":false,"kind":…,"error":…}, …]}: one
+// line for a batch of cases (the harness's bulk mode), each conversation decoded on its own so
+// one bad case fails alone.
 // A panic while serving one request is recovered and reported; the process keeps serving.
 package main
 
@@ -43,6 +47,8 @@ type request struct {
 	FunctionJSON      *bool        `json:"function_json"`
 	ModelfileSystem   string       `json:"modelfile_system"`
 	ModelfileMessages []apiMessage `json:"modelfile_messages"`
+	// Conversations is the batch of op "render_many", each decoded separately.
+	Conversations []json.RawMessage `json:"conversations"`
 }
 
 type response struct {
@@ -56,6 +62,17 @@ type response struct {
 	// TemplateID names the parsed template for later requests (sent instead of the source).
 	TemplateID int64  `json:"template_id,omitempty"`
 	Path       string `json:"path,omitempty"`
+	// Results answers op "render_many", one per conversation, in order.
+	Results []caseResult `json:"results,omitempty"`
+}
+
+// caseResult is one rendering of a batch: the output, or the failure's kind and message.
+type caseResult struct {
+	OK        bool    `json:"ok"`
+	Output    *string `json:"output,omitempty"`
+	OutputB64 string  `json:"output_b64,omitempty"`
+	Kind      string  `json:"kind,omitempty"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // conversation is the /api/chat subset of the equivalence contract.
@@ -180,18 +197,56 @@ func (s *server) serve(req *request) (resp response) {
 		return response{ID: req.ID, OK: true, Vars: t.vars, Path: path, TemplateID: t.id}
 	case "render":
 		return s.render(req)
+	case "render_many":
+		return s.renderMany(req)
 	}
 	return response{ID: req.ID, Kind: "request", Error: fmt.Sprintf("unknown op %q", req.Op)}
 }
 
 func (s *server) render(req *request) response {
-	v, err := requestValues(req)
-	if err != nil {
-		return response{ID: req.ID, Kind: "request", Error: err.Error()}
-	}
 	t, err := s.template(req)
 	if err != nil {
 		return templateError(req.ID, err)
+	}
+	r := s.renderOne(t, req)
+	return response{ID: req.ID, OK: r.OK, Output: r.Output, OutputB64: r.OutputB64, Kind: r.Kind,
+		Error: r.Error, TemplateID: t.id}
+}
+
+// renderMany renders every conversation of the batch with the same template and options.
+func (s *server) renderMany(req *request) response {
+	t, err := s.template(req)
+	if err != nil {
+		return templateError(req.ID, err)
+	}
+	results := make([]caseResult, len(req.Conversations))
+	for i, raw := range req.Conversations {
+		one := *req
+		one.Conversation = conversation{}
+		if jerr := json.Unmarshal(raw, &one.Conversation); jerr != nil {
+			results[i] = caseResult{Kind: "request",
+				Error: "the request does not decode as Ollama would decode it: " + jerr.Error()}
+			continue
+		}
+		results[i] = s.renderSafely(t, &one)
+	}
+	return response{ID: req.ID, OK: true, Results: results, TemplateID: t.id}
+}
+
+// renderSafely is renderOne with a panic recovered into that case's result (the batch goes on).
+func (s *server) renderSafely(t *ollamaTemplate, req *request) (r caseResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			r = caseResult{Kind: "panic", Error: fmt.Sprintf("panic: %v", p)}
+		}
+	}()
+	return s.renderOne(t, req)
+}
+
+func (s *server) renderOne(t *ollamaTemplate, req *request) caseResult {
+	v, err := requestValues(req)
+	if err != nil {
+		return caseResult{Kind: "request", Error: err.Error()}
 	}
 	var out limitedBuffer
 	if err := t.execute(&out, v); err != nil {
@@ -199,16 +254,13 @@ func (s *server) render(req *request) response {
 		if strings.HasPrefix(err.Error(), "panic: ") {
 			kind = "panic"
 		}
-		return response{ID: req.ID, Kind: kind, Error: err.Error()}
+		return caseResult{Kind: kind, Error: err.Error()}
 	}
-	resp := response{ID: req.ID, OK: true, TemplateID: t.id}
 	if utf8.Valid(out.Bytes()) {
 		text := out.String()
-		resp.Output = &text
-	} else {
-		resp.OutputB64 = base64.StdEncoding.EncodeToString(out.Bytes())
+		return caseResult{OK: true, Output: &text}
 	}
-	return resp
+	return caseResult{OK: true, OutputB64: base64.StdEncoding.EncodeToString(out.Bytes())}
 }
 
 // requestValues decodes the conversation like Ollama's server does and applies the Modelfile
