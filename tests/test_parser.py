@@ -234,7 +234,7 @@ SNIPPETS: list[tuple[str, bool, int | None, int | None]] = [
     ('{{ \'"\' }}', True, None, None),
     ("{{ '' }}", False, 1, 4),
     ("{{ 'a }}", False, 1, 4),
-    ('{{ $x := 1 | $y := 2 }}', False, 1, 17),
+    ('{{ $x := 1 | $y := 2 }}', False, 1, 14),  # Go: undefined variable "$y"
     ('{{ ($x := 1) }}{{ $x }}', True, None, None),
     ('{{ range $i, $v }}{{ end }}', False, 1, 14),
     ('{{ $v := 1 }}{{ range $i, $v }}{{ end }}', True, None, None),
@@ -256,7 +256,7 @@ SNIPPETS: list[tuple[str, bool, int | None, int | None]] = [
     ('{{ 1.5e }}', False, 1, 4),
     ('{{ - }}', False, 1, 4),
     ('{{ .A := 1 }}', False, 1, 7),
-    ('{{ $x : = 1 }}', False, 1, 7),
+    ('{{ $x : = 1 }}', False, 1, 4),  # Go: undefined variable "$x" (before the ':')
     ('{{ $x :=1 }}{{ $x }}', True, None, None),
     ('{{ print 1,2 }}', False, 1, 11),
     ('{{ if(.A) }}{{ end }}', True, None, None),

@@ -24,8 +24,11 @@ from importlib import resources
 from pathlib import Path
 
 from lark import Lark, Token, Tree
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.common import LexerConf
+from lark.exceptions import LarkError, UnexpectedToken
 from lark.lark import PostLex
+from lark.lexer import Lexer, LexerState, TerminalDef
+from lark.utils import TextSlice
 
 from gotmpl2jinja import nodes as n
 from gotmpl2jinja.errors import TemplateSyntaxError
@@ -53,6 +56,8 @@ _WORDISH = frozenset(
     "CONTINUE".split()
 )
 _ALNUM = re.compile(r"\w")
+# Tokens after which a pipeline starts (where `$x :=` declares a variable).
+_PIPELINE_OPENERS = frozenset({"LDELIM", "LDELIM_TRIM", "IF", "WITH", "RANGE", "LPAR"})
 _TERMINATOR_CHARS = frozenset(_GO_SPACE + ".,|:)(")
 
 
@@ -77,38 +82,102 @@ class _LexError(Exception):
         self.offset = offset
 
 
-class _GoPostLex(PostLex):
-    """Applies the lexer rules Go checks with look-ahead: keywords, `.A.B` chains, and the
-    characters allowed right after a word or a number."""
+class _NoToken(Exception):
+    """No terminal of the current mode matches at `offset` (Lark's UnexpectedCharacters)."""
 
-    always_accept = ("WORD", "FIELD")
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
 
-    def __init__(self) -> None:
-        self.source = ""
 
-    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
-        src = self.source
+# Terminals of text mode (outside actions); every other terminal belongs to action mode.
+_TEXT_MODE = ("COMMENT", "LDELIM_TRIM", "LDELIM", "TEXT")
+_OPENERS = frozenset({"LDELIM", "LDELIM_TRIM"})
+_CLOSERS = frozenset({"RDELIM", "RDELIM_TRIM"})
+
+
+def _scanner(terminals: list[TerminalDef]) -> re.Pattern[str]:
+    """One alternation over the grammar's own terminal regexes, in Lark's order (priority,
+    then widest), so the first alternative that matches is the terminal Lark would pick."""
+    ordered = sorted(terminals, key=lambda t: (-t.priority, -t.pattern.max_width,
+                                               -len(t.pattern.value), t.name))
+    return re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in ordered))
+
+
+class _GoLexer(Lexer):
+    """Go's lexer as two modes (text, action) over the grammar's terminals, with the rules Go
+    checks by looking around a token: keywords, `.A.B` chains, and what may follow a word or
+    a number. Why not Lark's contextual lexer: one compiled regex per mode and no per-token
+    generator layers make lexing several times cheaper, and the parser still sees the same
+    tokens. It remembers the action being lexed so an error can be checked against what Go
+    would have rejected earlier in that action."""
+
+    __future_interface__ = 2
+
+    def __init__(self, conf: LexerConf) -> None:
+        terminals = list(conf.terminals)
+        self.text_scan = _scanner([t for t in terminals if t.name in _TEXT_MODE])
+        self.action_scan = _scanner([t for t in terminals if t.name not in _TEXT_MODE])
+        self.ignore = frozenset(conf.ignore)
+        self.action_start = -1              # offset of the last `{{`
+        self.action_end = -1                # end of its `}}`, -1 while it is open
+        self.action_tokens: list[Token] = []
+
+    def lex(self, lexer_state: LexerState, parser_state: object) -> Iterator[Token]:
+        text = lexer_state.text
+        src: str = text.text if isinstance(text, TextSlice) else text
+        self.action_start, self.action_end, self.action_tokens = -1, -1, []
+        return self.tokens(src)
+
+    def tokens(self, src: str) -> Iterator[Token]:
+        size = len(src)
+        text_match, action_match = self.text_scan.match, self.action_scan.match
+        ignore = self.ignore
+        pos = 0
+        in_action = False
         prev: Token | None = None
-        for tok in stream:
-            kind = tok.type
-            start = tok.start_pos
+        action_tokens = self.action_tokens
+        while pos < size:
+            m = action_match(src, pos) if in_action else text_match(src, pos)
+            if m is None:
+                raise _NoToken(pos)
+            kind = m.lastgroup
+            assert kind is not None
+            end = m.end()
+            if not in_action:
+                tok = Token(kind, m.group(), pos, end_pos=end)
+                if kind in _OPENERS:
+                    in_action = True
+                    prev = None
+                    self.action_start, self.action_end = pos, -1
+                    self.action_tokens = action_tokens = []
+                pos = end
+                yield tok
+                continue
+            if kind in ignore:
+                pos = end
+                continue
             if kind == "WORD":
-                kind = _KEYWORDS.get(str(tok), "IDENT")
-                tok.type = kind
-            adjacent = prev is not None and prev.end_pos == start
-            if adjacent and prev is not None and prev.type in _OPERAND_END:
+                kind = _KEYWORDS.get(m.group(), "IDENT")
+            if prev is not None and prev.end_pos == pos and prev.type in _OPERAND_END:
                 if kind == "FIELD":
-                    tok.type = kind = "CHAINFIELD"
+                    kind = "CHAINFIELD"
                 elif kind in _OPERAND_START:
-                    raise _LexError(f"unexpected {_describe(tok)} in operand (missing space?)",
-                                    start)
-            end = tok.end_pos
+                    raise _LexError(f"unexpected {m.group()!r} in operand (missing space?)",
+                                    pos)
+            tok = Token(kind, m.group(), pos, end_pos=end)
             if kind in _WORDISH or kind == "CHAINFIELD":
                 if not _at_terminator(src, end):
-                    raise _LexError(f"bad character {_go_rune(src[end])} after {str(tok)!r}", end)
-            elif kind == "NUMBER" and end < len(src) and _ALNUM.match(src, end):
-                raise _LexError(f"bad number syntax: {src[start:end + 1]!r}", start)
+                    raise _LexError(f"bad character {_go_rune(src[end])} after {str(tok)!r}",
+                                    end)
+            elif kind == "NUMBER" and end < size and _ALNUM.match(src, end):
+                raise _LexError(f"bad number syntax: {src[pos:end + 1]!r}", pos)
+            elif kind in _CLOSERS:
+                in_action = False
+                self.action_end = end
+            action_tokens.append(tok)  # only once Go's lexer would have emitted it
             prev = tok
+            pos = end
             yield tok
 
 
@@ -131,14 +200,26 @@ def _describe(tok: Token) -> str:
     return repr(str(tok))
 
 
+class _KeepWords(PostLex):
+    """Keeps the WORD terminal in the lexer's terminals (no rule uses it: the lexer turns
+    each WORD into a keyword or IDENT); passes the token stream through untouched."""
+
+    always_accept = ("WORD",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return stream
+
+
 @lru_cache(maxsize=1)
-def _lark() -> tuple[Lark, _GoPostLex]:
-    postlex = _GoPostLex()
+def _lark() -> tuple[Lark, _GoLexer]:
+    """The LALR parser over the grammar (built once per process) and its lexer."""
     lark = Lark(
-        _grammar_text(), parser="lalr", lexer="contextual", postlex=postlex,
+        _grammar_text(), parser="lalr", lexer=_GoLexer, postlex=_KeepWords(),
         maybe_placeholders=False, propagate_positions=False,
     )
-    return lark, postlex
+    lexer = lark.parser.lexer.lexer  # inside Lark's PostLexConnector
+    assert isinstance(lexer, _GoLexer)
+    return lark, lexer
 
 
 # --- positions --------------------------------------------------------------------------------
@@ -584,6 +665,24 @@ class _Builder:
     def else_action(self, act: _Action, pos: n.Pos) -> None:
         chain = {"act_else_if": "if", "act_else_with": "with"}.get(act.kind)
         blame = act.keyword.start_pos if chain and act.keyword is not None else act.close
+        frame = self.else_frame(chain, blame)
+        frame.in_else = True
+        assert isinstance(frame.node, n.BranchNode)
+        else_list = n.ListNode(pos=self.where.pos(act.close + 2 if chain is None else act.start))
+        frame.node.else_list = else_list
+        frame.list = else_list
+        if chain is None:
+            return
+        saved = len(self.vars)
+        pipe = self.pipeline(act.tree.children[2], chain, act.close)
+        cls = n.IfNode if chain == "if" else n.WithNode
+        node = cls(pipe=pipe, list=n.ListNode(pos=self.where.pos(act.close + 2)), pos=pos)
+        else_list.nodes.append(node)
+        self.stack.append(_Frame(chain, node, node.list, saved, chained=True))
+
+    def else_frame(self, chain: str | None, blame: int) -> _Frame:
+        """Go's checks on an {{else}} (made before it parses an else-if pipeline): the frame
+        it belongs to."""
         if not self.stack:
             raise self.fail("unexpected {{else}}: there is no open {{if}}, {{range}} or "
                             "{{with}}", blame)
@@ -598,19 +697,35 @@ class _Builder:
         if chain is not None and chain != frame.kind:
             raise self.fail(f"unexpected \"{chain}\" in input: {{{{else {chain}}}}} is only "
                             f"allowed in {{{{{chain}}}}}", blame)
-        frame.in_else = True
-        assert isinstance(frame.node, n.BranchNode)
-        else_list = n.ListNode(pos=self.where.pos(act.close + 2 if chain is None else act.start))
-        frame.node.else_list = else_list
-        frame.list = else_list
-        if chain is None:
-            return
-        saved = len(self.vars)
-        pipe = self.pipeline(act.tree.children[2], chain, act.close)
-        cls = n.IfNode if chain == "if" else n.WithNode
-        node = cls(pipe=pipe, list=n.ListNode(pos=self.where.pos(act.close + 2)), pos=pos)
-        else_list.nodes.append(node)
-        self.stack.append(_Frame(chain, node, node.list, saved, chained=True))
+        return frame
+
+    def check_partial(self, tokens: list[Token], offset: int) -> None:
+        """Go's checks on the tokens of an action up to `offset`, where the grammar rejected
+        it: Go parses left to right and stops at an undefined function or variable, a bad
+        literal, a misplaced {{else if}} or {{define}} before it reaches that point."""
+        head = [t for t in tokens if t.start_pos < offset]
+        if len(head) >= 2 and head[0].type == "ELSE" and head[1].type in ("IF", "WITH"):
+            self.else_frame(head[1].type.lower(), head[1].start_pos)
+        if head and head[0].type == "DEFINE" and self.stack:
+            raise self.fail("unexpected \"define\" in command: {{define}} is only allowed "
+                            "at the top level, outside any other action", head[0].start_pos)
+        pipe_start = True
+        for i, tok in enumerate(head):
+            kind = tok.type
+            after = tokens[i + 1].type if i + 1 < len(tokens) else None
+            if kind == "VARIABLE" and pipe_start and after in ("DECLARE", "ASSIGN", "COMMA"):
+                self.vars.append(str(tok))
+            elif kind in ("IDENT", "VARIABLE", "NUMBER", "CHAR", "STRING", "RAWSTRING"):
+                chain_end = None
+                for later in head[i + 1:]:
+                    if later.type != "CHAINFIELD":
+                        break
+                    chain_end = later.end_pos
+                self.term(tok, lead_var=pipe_start and chain_end is None, chain_end=chain_end)
+            named = kind in ("STRING", "RAWSTRING") and i > 0 and head[i - 1].type in (
+                "TEMPLATE", "BLOCK")
+            pipe_start = kind in _PIPELINE_OPENERS or named or (
+                kind == "COMMA" and head[0].type == "RANGE")
 
     def end_action(self, act: _Action) -> None:
         if not self.stack:
@@ -825,24 +940,25 @@ def parse(source: str, name: str = "template") -> n.Template:
 
 
 def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
-    lark, postlex = _lark()
-    postlex.source = source
+    lark, lexer = _lark()
     try:
         tree = lark.parse(source)
-    except _LexError as exc:
-        _raise_earlier(source, name, where, exc.offset)
-        p = where.pos(exc.offset)
-        raise TemplateSyntaxError(exc.message, line=p.line, col=p.col, name=name) from None
-    except UnexpectedInput as exc:
-        offset = _error_offset(source, exc)
-        _raise_earlier(source, name, where, offset)
-        message, offset, line = _explain(source, exc, offset, where)
+    except (_LexError, _NoToken, UnexpectedToken) as exc:
+        at_end = isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
+        offset = len(source) if at_end else (
+            exc.token.start_pos if isinstance(exc, UnexpectedToken) else exc.offset)
+        _raise_earlier(source, name, where, lexer, offset)
+        line: int | None = None
+        if isinstance(exc, _LexError):
+            message = exc.message
+        elif isinstance(exc, _NoToken) or at_end:
+            message, offset, line = _explain_characters(source, offset, where)
+        else:
+            message, offset, line = _explain_token(source, exc.token, offset)
         p = where.pos(offset)
         raise TemplateSyntaxError(message, line=line or p.line, col=p.col, name=name) from None
     except LarkError as exc:  # pragma: no cover - defensive
         raise TemplateSyntaxError(f"cannot parse: {exc}", name=name) from None
-    finally:
-        postlex.source = ""
     items: list[Token | _Action] = []
     for child in tree.children:
         if isinstance(child, Token):
@@ -900,75 +1016,67 @@ def _trims_right(item: Token | _Action) -> bool:
     return item.type == "COMMENT" and str(item).endswith("-}}") and str(item)[-4] in _GO_SPACE
 
 
-def _error_offset(source: str, exc: UnexpectedInput) -> int:
-    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
-        return len(source)
-    pos = getattr(exc, "pos_in_stream", None)
-    if isinstance(exc, UnexpectedToken):
-        pos = exc.token.start_pos
-    return len(source) if pos is None else int(pos)
-
-
-def _raise_earlier(source: str, name: str, where: _Where, offset: int) -> None:
-    """Go reports the first error in source order: check the actions before the one the
-    grammar rejected (Go would have stopped at an undefined name or a stray {{end}} there)."""
-    cut = source.rfind("{{", 0, offset + 1)
-    if cut <= 0:
+def _raise_earlier(source: str, name: str, where: _Where, lexer: _GoLexer,
+                   offset: int) -> None:
+    """Go reports the first error in source order: before blaming `offset`, run Go's checks on
+    the actions before the one the grammar rejected (an undefined name or a stray {{end}}
+    there) and on the tokens of that action before `offset`."""
+    start, end = lexer.action_start, lexer.action_end
+    if start < 0 or 0 <= end <= offset:
         return
-    prefix = source[:cut]
-    try:
-        items = _flat_items(prefix, name, _Where(prefix))
-    except TemplateSyntaxError:
-        return
+    tokens = lexer.action_tokens
     builder = _Builder(source, name, where)
-    _build(builder, items)
+    if start > 0:
+        prefix = source[:start]
+        _build(builder, _flat_items(prefix, name, _Where(prefix)))
+    builder.check_partial(tokens, offset)
 
 
-def _explain(source: str, exc: UnexpectedInput, offset: int,
-             where: _Where) -> tuple[str, int, int | None]:
-    """A message in Go's words for what the grammar rejected, and the line Go reports."""
+def _explain_characters(source: str, offset: int,
+                        where: _Where) -> tuple[str, int, int | None]:
+    """A message in Go's words for characters no terminal matches (or the end of the input
+    inside an action), the offset to blame and the line Go reports."""
     eof_line = where.eof_line()
-    # Inside an action the fallback lexer may read the rest as TEXT: a character error.
-    if isinstance(exc, UnexpectedCharacters) or (
-            isinstance(exc, UnexpectedToken) and exc.token.type in ("$END", "TEXT", "COMMENT")):
-        open_at = source.rfind("{{", 0, offset + 1)
-        close_at = source.find("}}", open_at) if open_at >= 0 else -1
-        inside = open_at >= 0 and (close_at < 0 or close_at >= offset) and (
-            source.rfind("}}", 0, offset) < open_at)
+    open_at = source.rfind("{{", 0, offset + 1)
+    close_at = source.find("}}", open_at) if open_at >= 0 else -1
+    inside = open_at >= 0 and (close_at < 0 or close_at >= offset) and (
+        source.rfind("}}", 0, offset) < open_at)
+    if inside:
+        after = open_at + 2
+        if source[after:after + 1] == "-" and source[after + 1:after + 2] in _GO_SPACE:
+            after += 2
+        if source.startswith("/*", after):
+            end = source.find("*/", after + 2)
+            if end < 0:
+                return "unclosed comment", after, where.line(after)
+            return ("comment ends before closing delimiter: write */}} with nothing "
+                    "between"), after, where.line(after)
+    if offset >= len(source):
         if inside:
-            after = open_at + 2
-            if source[after:after + 1] == "-" and source[after + 1:after + 2] in _GO_SPACE:
-                after += 2
-            if source.startswith("/*", after):
-                end = source.find("*/", after + 2)
-                if end < 0:
-                    return "unclosed comment", after, where.line(after)
-                return ("comment ends before closing delimiter: write */}} with nothing "
-                        "between"), after, where.line(after)
-        if offset >= len(source):
-            if inside:
-                return (f"unclosed action started at {where.line(open_at)}: missing }}}}",
-                        open_at, eof_line)
-            return "unexpected EOF", len(source), eof_line
-        ch = source[offset]
-        if ch == '"':
-            return "unterminated quoted string", offset, None
-        if ch == "`":
-            return "unterminated raw quoted string", offset, None
-        if ch == "'":
-            return "unterminated character constant", offset, None
-        if ch == ")":
-            return "unexpected right paren", offset, None
-        if ch == "/" and source.startswith("/*", offset):
-            return ("unexpected \"/\" in command: a comment must start right after {{ "
-                    "(or {{- )"), offset, None
-        if ch in "+-.0123456789":
-            return f"bad number syntax near {source[offset:offset + 8]!r}", offset, None
-        if ch == ":":
-            return "expected :=", offset, None
-        return f"unexpected character {_go_rune(ch)} in action", offset, None
-    assert isinstance(exc, UnexpectedToken)
-    tok = exc.token
+            return (f"unclosed action started at {where.line(open_at)}: missing }}}}",
+                    open_at, eof_line)
+        return "unexpected EOF", len(source), eof_line
+    ch = source[offset]
+    if ch == '"':
+        return "unterminated quoted string", offset, None
+    if ch == "`":
+        return "unterminated raw quoted string", offset, None
+    if ch == "'":
+        return "unterminated character constant", offset, None
+    if ch == ")":
+        return "unexpected right paren", offset, None
+    if ch == "/" and source.startswith("/*", offset):
+        return ("unexpected \"/\" in command: a comment must start right after {{ "
+                "(or {{- )"), offset, None
+    if ch in "+-.0123456789":
+        return f"bad number syntax near {source[offset:offset + 8]!r}", offset, None
+    if ch == ":":
+        return "expected :=", offset, None
+    return f"unexpected character {_go_rune(ch)} in action", offset, None
+
+
+def _explain_token(source: str, tok: Token, offset: int) -> tuple[str, int, int | None]:
+    """A message in Go's words for a token the grammar does not accept where it stands."""
     if tok.type in ("RDELIM", "RDELIM_TRIM"):
         opened = source.count("(", source.rfind("{{", 0, offset), offset)
         closed = source.count(")", source.rfind("{{", 0, offset), offset)
