@@ -7,7 +7,15 @@ import datetime as dt
 
 import pytest
 
-from gotmpl2jinja.engines import ENGINES, Engine, TemplateRaised, get_engine, get_engines, is_raised
+from gotmpl2jinja.engines import (
+    ENGINES,
+    Engine,
+    TemplateRaised,
+    get_engine,
+    get_engines,
+    is_raised,
+    render_many,
+)
 from gotmpl2jinja.errors import RenderError
 
 ALL = list(ENGINES)
@@ -123,3 +131,37 @@ def test_hfjinja_is_the_pinned_version() -> None:
 def test_hfjinja_survives_unicode_and_lone_surrogates() -> None:
     text = "\u05e9\u05dc\u05d5\u05dd e\u0301 🙂\u00a0\ud800"
     assert get_engine("hfjinja").render("{{ t }}", {"t": text}) == text
+
+
+def test_a_batch_renders_what_single_renders_do(engine: Engine) -> None:
+    """The bulk path (one request for many contexts on hfjinja) changes nothing per case:
+    outputs, raised messages, engine errors and the pinned clock are each case's own."""
+    template = ("{%- if messages|length == 0 %}{{ raise_exception('empty') }}{% endif -%}"
+                "{%- for m in messages %}{{ m.role }}={{ m.content }};{% endfor -%}"
+                "{{ strftime_now('%Y') }}{{ f }}")
+    contexts = [CONTEXT, {"messages": []}, {"messages": [{"role": "u", "content": "é"}],
+                                            "f": 1.0}, {"messages": 3}]
+    when = dt.datetime(2031, 1, 2, 3, 4, 5)
+    batch = render_many(engine, template, contexts, now=when)
+    assert len(batch) == len(contexts)
+    for context, item in zip(contexts, batch, strict=True):
+        try:
+            single: str | RenderError = engine.render(template, context, now=when)
+        except RenderError as exc:
+            single = exc
+        if isinstance(single, str):
+            assert item == single
+        else:
+            assert isinstance(item, RenderError) and type(item) is type(single)
+            assert str(item) == str(single)
+    assert batch[0] == "system=S;user=héllo <b>&;assistant=A;2031"
+    assert isinstance(batch[1], TemplateRaised) and str(batch[1]) == "empty"
+    assert batch[2] == "u=é;20311.0"
+    assert isinstance(batch[3], RenderError) and not is_raised(batch[3])
+    assert render_many(engine, template, [], now=when) == []
+
+
+def test_a_batch_with_a_template_that_does_not_compile_fails_every_case(engine: Engine) -> None:
+    results = render_many(engine, "{% for %}", [{}, {}])
+    assert len(results) == 2
+    assert all(isinstance(r, RenderError) and not is_raised(r) for r in results)

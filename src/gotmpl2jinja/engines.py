@@ -309,6 +309,42 @@ class HFJinjaEngine:
             raise TemplateRaised(str(response.get("error", "")))
         raise RenderError(f"hfjinja: {response.get('error', 'unknown error')}")
 
+    def render_many(
+        self, template: str, contexts: list[dict[str, Any]], *, now: dt.datetime | None = None
+    ) -> list[str | RenderError]:
+        """`render` for a batch in one request (node renders them in turn): each item is the
+        output or the RenderError / TemplateRaised of that context alone."""
+        if not contexts:
+            return []
+        when = now or self.now
+        key = _source_key(template)
+        with self._lock:
+            self._next_id += 1
+            request: dict[str, Any] = {
+                "id": self._next_id, "key": key,
+                "contexts": [to_node_json(c) for c in contexts],
+                "now": [when.year, when.month, when.day, when.hour, when.minute, when.second,
+                        when.microsecond // 1000],
+            }
+            if key not in self._sent:
+                request["template"] = template
+            response = self._exchange(request)
+            self._sent.add(key)
+        if "results" not in response:  # the template itself failed: every case fails alike
+            return [self._failure(response)] * len(contexts)
+        results: list[str | RenderError] = [
+            str(r["output"]) if r.get("ok") else self._failure(r) for r in response["results"]
+        ]
+        if len(results) != len(contexts):
+            raise RenderError("hfjinja driver answered a short batch")
+        return results
+
+    @staticmethod
+    def _failure(response: dict[str, Any]) -> RenderError:
+        if response.get("raised"):
+            return TemplateRaised(str(response.get("error", "")))
+        return RenderError(f"hfjinja: {response.get('error', 'unknown error')}")
+
     def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         proc = self._proc
         if proc.poll() is not None:
@@ -332,6 +368,28 @@ class HFJinjaEngine:
             return "no message"
         text = proc.stderr.read()
         return text.strip()[-2000:] or f"exit status {proc.returncode}"
+
+
+# --------------------------------------------------------------------------------------------
+# Batches
+
+
+def render_many(
+    engine: Engine, template: str, contexts: list[dict[str, Any]], *,
+    now: dt.datetime | None = None,
+) -> list[str | RenderError]:
+    """Render a batch on one engine: its own `render_many` when it has one (a process engine
+    saves a round trip per case), else `render` in a loop. Failures are items, not raised."""
+    batch = getattr(engine, "render_many", None)
+    if batch is not None:
+        return batch(template, contexts, now=now)  # type: ignore[no-any-return]
+    results: list[str | RenderError] = []
+    for context in contexts:
+        try:
+            results.append(engine.render(template, context, now=now))
+        except RenderError as exc:
+            results.append(exc)
+    return results
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,6 +8,9 @@
 // Request:  {"id": n, "key": "…", "template"?: "…", "context": {…}, "now": [Y, M, D, h, m, s, ms]}
 // Response: {"id": n, "ok": true, "output": "…"}
 //        or {"id": n, "ok": false, "raised": true|false, "error": "…"}
+// Batch:    "contexts": [{…}, …] instead of "context" renders each in turn (one line for many
+//           cases: the harness's bulk mode) and answers {"id": n, "ok": true, "results": [r, …]}
+//           with one single-render response (without id) per context, or a template error.
 //
 // Fidelity notes:
 // - JSON has one number type, so an integral Python float (1.0, 1e21, -0.0) would arrive as a JS
@@ -108,15 +111,24 @@ function handle(request) {
     }
     compiled.set(request.key, template);
   }
-  const context = { ...request.context, raise_exception: raiseException };
   const [y, mo, d, h, mi, s, ms] = request.now;
   globalThis.Date = pinnedDate(new RealDate(y, mo - 1, d, h, mi, s, ms).getTime());
+  try {
+    if (Array.isArray(request.contexts)) {
+      return { ok: true, results: request.contexts.map((c) => renderOne(template, c)) };
+    }
+    return renderOne(template, request.context);
+  } finally {
+    globalThis.Date = RealDate;
+  }
+}
+
+function renderOne(template, given) {
+  const context = { ...given, raise_exception: raiseException };
   try {
     return { ok: true, output: template.render(context) };
   } catch (err) {
     return { ok: false, raised: err instanceof TemplateRaised, error: describe(err) };
-  } finally {
-    globalThis.Date = RealDate;
   }
 }
 
