@@ -355,3 +355,23 @@ def test_any_rule_matches_ollama(system: str | None, lines: list[tuple[str, str]
                     messages=[{"role": r, "content": c} for r, c in lines])
     conv = {"messages": [{"role": r, "content": f"m{i}"} for i, r in enumerate(conv_roles)]}
     _assert_equivalent(source, [conv])
+
+
+@pytest.mark.parametrize("modelfile", [
+    UNSLOTH / "alpaca.Modelfile",
+    UNSLOTH / "tinyllama.Modelfile",
+])
+def test_preamble_composes_with_the_legacy_translation(modelfile: Path) -> None:
+    """Legacy (`.Prompt`) Modelfiles with SYSTEM: Ollama's per-turn path sees the same
+    rewritten messages, so the preamble works in front of the legacy translation too."""
+    from gotmpl2jinja.legacy import translate_legacy
+    from gotmpl2jinja.parser import parse
+
+    source = load_source(str(modelfile))
+    assert source.system
+    legacy = translate_legacy(parse(source.template, name=source.name), source.name)
+    jinja = with_preamble(modelfile_preamble(source.system, source.messages), legacy)
+    result = verify_template(source.template, jinja, cases=20, render=go_renderer(source))
+    assert result.ok, [d.diff for d in result.divergences]
+    conv = CONVERSATIONS[1]  # not vacuous: Ollama prints the Modelfile SYSTEM here
+    assert source.system in go_renderer(source)(source.template, conv, DEFAULT_NOW)
