@@ -716,12 +716,7 @@ class _Builder:
             if kind == "VARIABLE" and pipe_start and after in ("DECLARE", "ASSIGN", "COMMA"):
                 self.vars.append(str(tok))
             elif kind in ("IDENT", "VARIABLE", "NUMBER", "CHAR", "STRING", "RAWSTRING"):
-                chain_end = None
-                for later in head[i + 1:]:
-                    if later.type != "CHAINFIELD":
-                        break
-                    chain_end = later.end_pos
-                self.term(tok, lead_var=pipe_start and chain_end is None, chain_end=chain_end)
+                self.term(tok, lead_var=pipe_start)
             named = kind in ("STRING", "RAWSTRING") and i > 0 and head[i - 1].type in (
                 "TEMPLATE", "BLOCK")
             pipe_start = kind in _PIPELINE_OPENERS or named or (
@@ -827,8 +822,7 @@ class _Builder:
     def operand(self, tree: Tree, *, lead_var: bool) -> n.Node:
         term = tree.children[0]
         chain = [c for c in tree.children[1:] if isinstance(c, Token)]
-        node = self.term(term, lead_var=lead_var and not chain, chain_end=(
-            chain[-1].end_pos if chain else None))
+        node = self.term(term, lead_var=lead_var)
         if not chain:
             return node
         names = [str(c)[1:] for c in chain]
@@ -843,7 +837,7 @@ class _Builder:
                             "fields", chain[-1].end_pos)
         return n.ChainNode(node, names, pos=node.pos)
 
-    def term(self, term: Tree | Token, *, lead_var: bool, chain_end: int | None) -> n.Node:
+    def term(self, term: Tree | Token, *, lead_var: bool) -> n.Node:
         if isinstance(term, Tree):  # paren
             lpar, pipe_tree, rpar = term.children
             assert isinstance(lpar, Token) and isinstance(rpar, Token)
@@ -860,11 +854,11 @@ class _Builder:
             return n.FieldNode([text[1:]], pos=pos)
         if kind == "VARIABLE":
             if text not in self.vars:
-                # Go has already looked one token further when the variable leads a pipeline.
+                # Go has already looked at the next token when the variable leads a pipeline
+                # (to see whether it is declared there): its line is the one Go reports.
                 line = None
-                if lead_var or chain_end is not None:
-                    line = self.where.line(_next_nonspace(self.source, chain_end or
-                                                          term.end_pos))
+                if lead_var:
+                    line = self.where.line(_next_nonspace(self.source, term.end_pos))
                 raise self.fail(f"undefined variable {text!r}", term.start_pos, line)
             return n.VariableNode([text], pos=pos)
         if kind == "DOT":
