@@ -252,21 +252,53 @@ def _verify_progress() -> Any:
 
 
 @cli.command()
-@click.argument("template")
-@click.option("-o", "--output", "output", default=None, help="Write the Jinja to this file.")
+@click.argument("input_spec", metavar="INPUT")
+@click.option("-o", "--output", "output", default=None,
+              help="Write here (a file, or a directory for jinja/hf/gguf); default stdout.")
+@click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio", "gguf"]),
+              default="jinja", show_default=True,
+              help="jinja: chat_template.jinja; hf: chat_template in tokenizer_config.json; "
+              "lmstudio: an LM Studio model config; gguf: a copy of --gguf with the template set.")
+@click.option("--gguf", "gguf_source", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="The GGUF file to copy (with --format gguf).")
+@click.option("--models", "models_dir", type=click.Path(file_okay=False), default=None,
+              help="Ollama's models directory for ollama:NAME (default $OLLAMA_MODELS or "
+              "~/.ollama/models).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @friendly_errors
-def convert(template: str, output: str | None, force: bool) -> None:
-    """Translate a Go TEMPLATE into equivalent Jinja (stdout, or -o FILE written atomically)."""
-    from gotmpl2jinja.emit import translate
-    from gotmpl2jinja.formats import write_output
+def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
+            models_dir: str | None, force: bool) -> None:
+    """Translate INPUT into equivalent Jinja.
 
-    name, text = read_source(template)
-    jinja = translate(text, name=name)
+    INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
+    as Ollama's server applies them), `-` for standard input, or an installed Ollama model
+    `ollama:NAME`. Without -o the Jinja goes to stdout (jinja format only); files are written
+    atomically and never overwritten without --force. Warnings go to stderr.
+    """
+    from gotmpl2jinja.errors import Gotmpl2JinjaError
+    from gotmpl2jinja.formats import write_output
+    from gotmpl2jinja.inputs import convert_source, load_source
+
+    source = load_source(input_spec, models_dir=Path(models_dir) if models_dir else None)
+    for warning in source.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    try:
+        jinja = convert_source(source)
+    except Gotmpl2JinjaError as exc:
+        if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
+            exc.line, exc.col = source.locate(exc.line, exc.col)
+        exc.name = source.name
+        raise
     if output is None:
-        click.echo(jinja, nl=False)  # same bytes as the -o file
-    else:
-        write_output(jinja, "jinja", Path(output), force=force)
+        if fmt != "jinja":
+            raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")
+        click.echo(jinja, nl=False)  # the exact bytes the -o file would hold
+        return
+    if fmt == "gguf" and gguf_source is None:
+        raise click.UsageError("--format gguf needs --gguf MODEL.gguf (the file to copy)")
+    written = write_output(jinja, fmt, Path(output), force=force, stop=source.stop,
+                           gguf_source=Path(gguf_source) if gguf_source else None)
+    click.echo(f"wrote {written}", err=True)
 
 
 @cli.command()
