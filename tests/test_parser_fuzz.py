@@ -184,6 +184,11 @@ REGRESSIONS: list[str] = [
     # the action before the rejected one is found by the lexer, not by searching for "{{"
     # (here one sits inside a string)
     '{{ end }}\n{{ print "a{{ b"x" }}',
+    # fields after a constant: Go complains once the chain ends, before what follows
+    "{{ nil.A\n.B\\ }}",
+    "{{ nil.A\n) }}",
+    '{{ "a".B.C\n) }}',
+    "{{ ..A\n) }}",
     # an undefined variable with fields: Go's line is the variable's, not the chain's end
     "{{ $q.A\n}}",
     "{{ print $q.A\n}}",

@@ -15,6 +15,7 @@ Go's bytes.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -56,6 +57,9 @@ _WORDISH = frozenset(
     "CONTINUE".split()
 )
 _ALNUM = re.compile(r"\w")
+_TERM_TOKENS = frozenset(
+    "IDENT VARIABLE NUMBER CHAR STRING RAWSTRING NIL BOOL DOT FIELD".split())
+_CONSTANT_NODES = (n.BoolNode, n.StringNode, n.NumberNode, n.NilNode, n.DotNode)
 # Tokens after which a pipeline starts (where `$x :=` declares a variable).
 _PIPELINE_OPENERS = frozenset({"LDELIM", "LDELIM_TRIM", "IF", "WITH", "RANGE", "LPAR"})
 _TERMINATOR_CHARS = frozenset(_GO_SPACE + ".,|:)(")
@@ -715,8 +719,11 @@ class _Builder:
             after = tokens[i + 1].type if i + 1 < len(tokens) else None
             if kind == "VARIABLE" and pipe_start and after in ("DECLARE", "ASSIGN", "COMMA"):
                 self.vars.append(str(tok))
-            elif kind in ("IDENT", "VARIABLE", "NUMBER", "CHAR", "STRING", "RAWSTRING"):
-                self.term(tok, lead_var=pipe_start)
+            elif kind in _TERM_TOKENS:
+                node = self.term(tok, lead_var=pipe_start)
+                chain = list(itertools.takewhile(lambda t: t.type == "CHAINFIELD", head[i + 1:]))
+                if chain and isinstance(node, _CONSTANT_NODES):
+                    raise self.constant_chain(tok, chain[-1].end_pos)
             named = kind in ("STRING", "RAWSTRING") and i > 0 and head[i - 1].type in (
                 "TEMPLATE", "BLOCK")
             pipe_start = kind in _PIPELINE_OPENERS or named or (
@@ -832,10 +839,14 @@ class _Builder:
         if isinstance(node, n.VariableNode):
             node.ident.extend(names)
             return node
-        if isinstance(node, (n.BoolNode, n.StringNode, n.NumberNode, n.NilNode, n.DotNode)):
-            raise self.fail(f"unexpected . after term {_term_text(term)!r}: a constant has no "
-                            "fields", chain[-1].end_pos)
+        if isinstance(node, _CONSTANT_NODES):
+            raise self.constant_chain(term, chain[-1].end_pos)
         return n.ChainNode(node, names, pos=node.pos)
+
+    def constant_chain(self, term: Tree | Token, end: int) -> TemplateSyntaxError:
+        """Go's error for fields after a constant, raised where the chain ends."""
+        return self.fail(f"unexpected . after term {_term_text(term)!r}: a constant has no "
+                         "fields", end)
 
     def term(self, term: Tree | Token, *, lead_var: bool) -> n.Node:
         if isinstance(term, Tree):  # paren
