@@ -23,7 +23,14 @@ from gotmpl2jinja import reference
 from gotmpl2jinja.conversation import jinja_context, validate
 from gotmpl2jinja.engines import Engine, TemplateRaised, get_engines
 from gotmpl2jinja.reference.driver import cache_dir, find_go
-from gotmpl2jinja.runtime import GO_STRUCTS, MACROS, go_fields, macro_source, public_macros
+from gotmpl2jinja.runtime import (
+    GO_STRUCTS,
+    MACROS,
+    go_fields,
+    macro_block,
+    macro_source,
+    public_macros,
+)
 
 # --------------------------------------------------------------------------------------------
 # Go oracle for plain values: `{{ json .v }}` and `{{ .v }}` with v decoded by encoding/json,
@@ -459,7 +466,7 @@ JINJA_TOOL_CALLS = macro_source([
     "{{- json_tool_call(c) ~ '\\u001e' ~ print_tool_call(c) ~ '\\u001e'"
     " ~ print_tool_call_function(c.function) ~ '\\u001e' ~ print_arguments(c.function.arguments)"
     " ~ '\\u001e' ~ json_arguments(c.function.arguments) ~ '\\u001e' -}}",
-    "{%- for k in c.function.arguments.keys()|list|sort(case_sensitive=true) -%}",
+    "{%- for k in (c.function.get('arguments') or {}).keys()|list|sort(case_sensitive=true) -%}",
     "{{- k ~ '=' ~ print_value(c.function.arguments[k]) ~ '|'"
     " ~ json_value(c.function.arguments[k]) ~ ';' -}}",
     "{%- endfor -%}",
@@ -471,8 +478,9 @@ JINJA_TOOL_CALLS = macro_source([
 
 @st.composite
 def tool_call(draw: st.DrawFn) -> dict[str, Any]:
-    function: dict[str, Any] = {"arguments": draw(st.dictionaries(key_text, json_values,
-                                                                  max_size=4))}
+    function: dict[str, Any] = {}
+    if draw(st.booleans()):  # absent arguments: json prints null, String() prints {}
+        function["arguments"] = draw(st.dictionaries(key_text, json_values, max_size=4))
     if draw(st.booleans()):
         function["name"] = draw(any_text)
     if draw(st.booleans()):
@@ -562,3 +570,49 @@ def test_cli_prints_the_macros_and_refuses_unknown_names() -> None:
     assert refused.exit_code == 1
     assert "unknown runtime macro 'json_nope'" in refused.stderr
     assert "Traceback" not in refused.output
+
+
+# --------------------------------------------------------------------------------------------
+# Layout: the macros are indented for a reader, and that indentation must print nothing.
+
+_TRIMMING_OPEN = ("{%-", "{{-", "{#-")
+_TRIMMING_CLOSE = ("-%}", "-}}", "-#}")
+
+
+@pytest.mark.parametrize("name", sorted(MACROS))
+def test_macro_layout_is_whitespace_neutral(name: str) -> None:
+    """Every line starts a trimming tag or continues the tag above; tags trim on both sides.
+
+    Then no byte of indentation or newline is outside a tag without a trimming mark next to it,
+    on any engine, trim_blocks/lstrip_blocks on or off (the rendering tests above check bytes).
+    """
+    lines = MACROS[name].source.split("\n")
+    inside = False
+    for line in lines:
+        text = line.strip()
+        assert inside or text.startswith(_TRIMMING_OPEN), line
+        inside = not text.endswith(("%}", "}}", "#}"))
+        if not inside:
+            assert text.endswith(_TRIMMING_CLOSE), line
+    assert not inside
+    assert any(line.startswith("  ") for line in lines[1:-1])  # the body is indented
+
+
+def test_macro_block_names_itself_and_separates_the_template() -> None:
+    block = macro_block(["json_value"])
+    first, *_, last = block.split("\n")
+    assert "gotmpl2jinja.runtime" in first and "do not edit by hand" in first
+    assert first.startswith("{#-") and last.startswith("{#-")
+    assert macro_source(["json_value"]) in block
+    assert macro_block([]) == ""
+
+
+def test_indented_macros_render_like_flush_left_ones(engines: list[Engine]) -> None:
+    """The same macros with every line's indentation removed give the same bytes."""
+    flush = "\n".join(line.strip() for line in macro_source(["json_value"]).split("\n"))
+    call = "{{- json_value(v) -}}"
+    value = {"b": [1, 2.5, None, {"x": "<y>"}], "a": True, "keys": "k"}
+    for engine in engines:
+        indented_out = engine.render(macro_block(["json_value"]) + call, {"v": value})
+        assert indented_out == engine.render(flush + call, {"v": value})
+        assert indented_out == '{"a":true,"b":[1,2.5,null,{"x":"\\u003cy\\u003e"}],"keys":"k"}'

@@ -23,16 +23,19 @@ How the macros stay portable (see docs/jinja-portability.md §3):
   those layouts; `_go_float` lays them out as Go does. @huggingface/jinja prints an integral
   float with `toFixed(1)`, which gives the *exact* decimal (not the shortest) from 2**53 up;
   `_go_float_parts` then also reads `x|float|int|string` and keeps the shorter digit string.
-- Map keys are sorted with `sort(case_sensitive=true)` (Go sorts bytewise; jinja2's default sort
-  ignores case). jinja2 and minijinja compare code points (= UTF-8 byte order); JavaScript
-  compares UTF-16 units, so on @huggingface/jinja keys that differ first at a character in
-  U+E000..U+FFFF versus one above U+FFFF sort differently from Go. Not fixable portably
-  (string `<` is not supported there); documented limit.
+- Map keys are sorted with `dictsort(case_sensitive=true)` (Go sorts bytewise; jinja2's default
+  sort ignores case). Not `d.keys()`: on @huggingface/jinja a key named `keys` shadows the
+  method, as `items` does for `d.items` on jinja2 (field reads use `.get` or `go_fields`).
+  jinja2 and minijinja compare code points (= UTF-8 byte order); JavaScript compares UTF-16
+  units, so on @huggingface/jinja keys that differ first at a character in U+E000..U+FFFF
+  versus one above U+FFFF sort differently from Go. Not fixable portably (string `<` is not
+  supported there); documented limit.
 - Struct fields are looked up the way Go's json.Unmarshal matches them: case-insensitively
   (ASCII, plus the Kelvin sign and long s that Go's folding maps to `k`/`s`), the last matching
   key of the object wins.
 
 API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro_source(names)`,
+`macro_block(names)` (the same between two comment lines, as the translator pastes it),
 `public_macros()`, `go_fields(ns, obj, names, null_keeps)` + `GO_STRUCTS` (Jinja statements that
 read a request object's fields the way Go's json.Unmarshal fills a struct). Public macros:
 values — json_string, json_number, print_number, json_value, print_value, print_slice,
@@ -56,6 +59,7 @@ surrogates in strings (Go writes U+FFFD); NaN/Infinity (not JSON).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -110,9 +114,9 @@ _JSON_STRING_ESCAPES: list[tuple[str, str]] = [
     ("\u2029", "\\u2029"),
 ]
 
-_ESCAPE_CHAIN = "".join(
-    f".replace({_lit(old)}, {_lit(new)})" for old, new in _JSON_STRING_ESCAPES
-)
+_REPLACES = [f".replace({_lit(old)}, {_lit(new)})" for old, new in _JSON_STRING_ESCAPES]
+#: The chain, a few replacements a line (whitespace inside an expression prints nothing).
+_ESCAPE_CHAIN = "\n".join("".join(_REPLACES[i:i + 3]) for i in range(0, len(_REPLACES), 3))
 
 #: Enough zeros for any plain (non-exponent) layout of a float64 by `json` or `%v`.
 _ZEROS = "'" + "0" * 24 + "'"
@@ -137,24 +141,54 @@ def go_fields(
     and is handed to a custom UnmarshalJSON (PropertyType).
     """
     keeps = set(null_keeps)
-    attrs = ", ".join(f"{a}=none, {a}_set=false" for a in names.values())
+    pairs = [f"{a}=none, {a}_set=false" for a in names.values()]
+    attrs = ",\n".join(", ".join(pairs[i:i + 2]) for i in range(0, len(pairs), 2))
     lines = [f"{{%- set {ns} = namespace({attrs}) -%}}"]
     lines.append(f"{{%- if {obj} is defined and {obj} is mapping -%}}")
     lines.append(f"{{%- for gf_k in {obj} -%}}")
-    lines.append("{%- set gf_kf = (gf_k|lower).replace('\u017f', 's') -%}")
+    lines.append("{%- set gf_kf = (gf_k|lower).replace('\\u017f', 's') -%}")  # long s
     for i, (json_name, attr) in enumerate(names.items()):
         kw = "if" if i == 0 else "elif"
         guard = f" and {obj}[gf_k] is not none" if json_name in keeps else ""
+        lines.append(f"{{%- {kw} gf_kf == {_lit(json_name)}{guard} -%}}")
         lines.append(
-            f"{{%- {kw} gf_kf == {_lit(json_name)}{guard} -%}}"
-            f"{{%- set {ns}.{attr} = {obj}[gf_k] -%}}{{%- set {ns}.{attr}_set = true -%}}"
-        )
-    lines.append("{%- endif -%}{%- endfor -%}{%- endif -%}")
+            f"{{%- set {ns}.{attr} = {obj}[gf_k] -%}}{{%- set {ns}.{attr}_set = true -%}}")
+    lines += ["{%- endif -%}", "{%- endfor -%}", "{%- endif -%}"]
     return "\n".join(lines)
 
 
+_OPENS = re.compile(r"\{%-?\s*(?:if|for|macro)\b")
+_CLOSES = re.compile(r"\{%-?\s*(?:endif|endfor|endmacro)\b")
+_DEDENTS = re.compile(r"\{%-?\s*(?:else|elif|endif|endfor|endmacro)\b")
+_TAG_OPEN = ("{%-", "{{-", "{#-")
+
+
+def indent_by_nesting(source: str, indent: str = "  ") -> str:
+    """`source` re-indented by its if/for/macro nesting, for a reader; output is unchanged.
+
+    Only for Jinja whose every tag trims on both sides (`{%- … -%}`, `{{- … -}}`, `{#- … -#}`),
+    as every runtime macro is: the whitespace added sits either next to a trimming tag or inside
+    a tag, where no engine prints it. A line that does not start a tag continues the previous
+    tag and goes one level deeper.
+    """
+    out: list[str] = []
+    depth = 0
+    for raw in source.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if not line.startswith(_TAG_OPEN):
+            out.append(indent * (depth + 1) + line)
+            continue
+        here = depth - 1 if _DEDENTS.match(line) else depth
+        out.append(indent * max(here, 0) + line)
+        depth += len(_OPENS.findall(line)) - len(_CLOSES.findall(line))
+    return "\n".join(out)
+
+
 def _m(name: str, params: str, body: str) -> str:
-    return f"{{%- macro {name}({params}) -%}}\n{body.strip()}\n{{%- endmacro -%}}"
+    return indent_by_nesting(
+        f"{{%- macro {name}({params}) -%}}\n{body.strip()}\n{{%- endmacro -%}}")
 
 
 _SOURCES: dict[str, str] = {}
@@ -181,8 +215,8 @@ _define(
     # Fast path: when the engine's own tojson leaves the string alone, it has no `"`, `\\` or
     # control character (every JSON encoder escapes those), so only Go's HTML escapes remain.
     """
-{%- if '<' not in s and '>' not in s and '&' not in s and '\u2028' not in s
-    and '\u2029' not in s and (s|tojson) == '"' ~ s ~ '"' -%}
+{%- if '<' not in s and '>' not in s and '&' not in s and '\\u2028' not in s
+    and '\\u2029' not in s and (s|tojson) == '"' ~ s ~ '"' -%}
 {{- '"' ~ s ~ '"' -}}
 {%- else -%}
 {{- '"' ~ s""" + _ESCAPE_CHAIN + """ ~ '"' -}}
@@ -292,8 +326,8 @@ _define(
 {%- elif v is number -%}{{- json_number(v) -}}
 {%- elif v is mapping -%}
 {{- '{' -}}
-{%- for k in v.keys()|list|sort(case_sensitive=true) -%}
-{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value(v[k]) -}}
+{%- for k, x in v|dictsort(case_sensitive=true) -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- else -%}
@@ -315,8 +349,8 @@ _define(
 {%- elif v is number -%}{{- print_number(v) -}}
 {%- elif v is mapping -%}
 {{- 'map[' -}}
-{%- for k in v.keys()|list|sort(case_sensitive=true) -%}
-{{- (' ' if not loop.first else '') ~ k ~ ':' ~ _go_print(v[k]) -}}
+{%- for k, x in v|dictsort(case_sensitive=true) -%}
+{{- (' ' if not loop.first else '') ~ k ~ ':' ~ _go_print(x) -}}
 {%- endfor -%}
 {{- ']' -}}
 {%- else -%}
@@ -446,8 +480,8 @@ _define(
 {%- if props is not defined or props is none -%}{{- 'null' -}}
 {%- else -%}
 {{- '{' -}}
-{%- for k in props.keys()|list|sort(case_sensitive=true) -%}
-{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(props[k]) -}}
+{%- for k, x in props|dictsort(case_sensitive=true) -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
@@ -768,6 +802,21 @@ def macro_source(names: Iterable[str]) -> str:
     writes nothing itself and strips whitespace on both sides on every engine.
     """
     return "\n".join(MACROS[name].source for name in _closure(names))
+
+
+#: The comment lines around the runtime macros in an emitted template.
+MACROS_INTRO = ("{#- Go's JSON and printing rules as macros, from gotmpl2jinja.runtime"
+                " (generated: do not edit by hand). #}")
+MACROS_OUTRO = "{#- The template itself. #}"
+
+
+def macro_block(names: Iterable[str]) -> str:
+    """`macro_source(names)` between MACROS_INTRO and MACROS_OUTRO: what the translator pastes
+    at the top of a template ("" when no macro is needed)."""
+    names = list(names)
+    if not names:
+        return ""
+    return "\n".join([MACROS_INTRO, macro_source(names), MACROS_OUTRO])
 
 
 def public_macros() -> list[str]:
