@@ -72,7 +72,8 @@ def test_message_fields_are_renamed_as_the_contract_table_says() -> None:
                  {"type": "function", "id": "call_1",
                   "function": {"name": "get_weather", "arguments": {"city": "Paris", "n": 1.5},
                                "index": 0}},
-                 {"type": "function", "function": {"name": "noargs", "arguments": {}}},
+                 # no `arguments` key: Go's json prints null for it, String() prints {}
+                 {"type": "function", "function": {"name": "noargs"}},
              ]},
             {"role": "tool", "content": "20C", "name": "get_weather", "tool_call_id": "call_1"},
         ],

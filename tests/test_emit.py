@@ -26,6 +26,7 @@ from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
 from gotmpl2jinja.engines import get_engines, is_raised  # noqa: E402
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError  # noqa: E402
 from gotmpl2jinja.parser import parse  # noqa: E402
+from gotmpl2jinja.runtime import MACROS_OUTRO  # noqa: E402
 
 CORPUS = ROOT / "fixtures" / "corpus"
 BUILTINS = CORPUS / "ollama" / "template"
@@ -301,6 +302,62 @@ def test_constructs_match_go(source: str) -> None:
             assert isinstance(got, Exception) and is_raised(got), engine
         else:
             assert got == want, engine
+
+
+#: Tool calls with and without `arguments`, tools with and without `items` (and a null one).
+_ABSENT_FIELDS_CONV: dict[str, Any] = {
+    "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "none"}},
+            {"function": {"name": "empty", "arguments": {}}},
+            {"function": {"name": "one", "arguments": {"items": [1], "keys": None}}}]},
+        {"role": "user", "content": "r"}],
+    "tools": [
+        {"type": "function", "function": {"name": "a", "parameters": {
+            "type": "object", "properties": {"p": {"type": "string"}}}}},
+        {"type": "function", "items": {"type": "string"}, "function": {
+            "name": "b", "parameters": {"type": "array", "items": {"k": [1e6]},
+                                        "$defs": {"d": {}}}}},
+        {"type": "function", "items": None, "function": {"name": "c"}}],
+}
+
+
+@pytest.mark.parametrize("source", [
+    # absent arguments: {} printed (String()), null as json, falsy, empty for len/range/index
+    "{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Name }}:{{ .Function.Arguments }}"
+    "|{{ json .Function.Arguments }}|{{ if .Function.Arguments }}T{{ else }}F{{ end }}"
+    "|{{ len .Function.Arguments }}|{{ range $k, $v := .Function.Arguments }}{{ $k }}={{ $v }}"
+    '{{ end }}|{{ index .Function.Arguments "items" }};{{ end }}{{ end }}',
+    "{{ range .Messages }}{{ range .ToolCalls }}{{ with .Function.Arguments }}{{ . }}"
+    "{{ else }}none{{ end }};{{ end }}{{ end }}",
+    # .Items of a tool, parameters and a property: nil any prints <no value>, json null, falsy
+    # (jinja2's `tool.items` would be the dict's bound method: truthy)
+    "{{ if .Messages }}{{ end }}{{ range .Tools }}{{ .Items }}|{{ json .Items }}|"
+    "{{ if .Items }}T{{ else }}F{{ end }}|{{ .Function.Parameters.Items }}|"
+    "{{ json .Function.Parameters.Defs }}|{{ range $n, $p := .Function.Parameters.Properties }}"
+    "{{ $n }}={{ $p.Items }}{{ end }};{{ end }}",
+    "{{ if .Messages }}{{ end }}{{ range .Tools }}{{ with .Items }}{{ json . }}{{ else }}-"
+    "{{ end }}{{ end }}",
+])
+def test_absent_fields_match_go(source: str) -> None:
+    want, outputs = _render_go_and_jinja(source, _ABSENT_FIELDS_CONV)
+    assert "<no value>" in want or "null" in want or "none" in want or "-" in want
+    assert outputs == dict.fromkeys(ENGINES, want)
+
+
+#: Keys a Python dict has as methods: jinja2 returns the method for `d.items` / `d['items']`
+#: when the key is absent, so the translator reads them with `.get`.
+_DICT_METHOD_ACCESS = re.compile(
+    r"(?:\.|\[')(?:clear|copy|fromkeys|get|items|keys|pop|popitem|setdefault|update|values)"
+    r"\b(?!\()")
+
+
+@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in TEMPLATES])
+def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
+    """In the template proper (the runtime's namespace attributes are not dicts)."""
+    template_proper = jinja_of(path).split(MACROS_OUTRO)[-1]
+    assert not _DICT_METHOD_ACCESS.findall(template_proper)
 
 
 @pytest.mark.parametrize(("source", "message"), [

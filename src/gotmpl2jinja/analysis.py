@@ -74,15 +74,27 @@ STRUCTS = {
 }
 
 
+#: Attributes every Python dict has: on jinja2, `d.items` / `d['items']` of a dict without that
+#: key gives the bound method (truthy) instead of undefined, so such keys are read with `.get`.
+DICT_METHODS = frozenset({"clear", "copy", "fromkeys", "get", "items", "keys", "pop", "popitem",
+                          "setdefault", "update", "values"})
+
+
 @dataclass(frozen=True)
 class FieldInfo:
-    """How a Go field is reached on the Jinja side: `.key`, or `.get(key, default)` when the
-    contract may leave the key out (then `default` is Go's zero value for it)."""
+    """How a Go field is reached on the Jinja side: `.key` when the key is always there,
+    `.get(key, default)` when the contract may leave it out and Go's zero value prints like
+    `default`, or `.get(key)` (none when absent or null) when `maybe_missing`: Go's nil
+    map/slice/any then differs from an empty one (`json` prints `null`)."""
 
     key: str
     type: GoType
     default: str | None = None
-    maybe_missing: bool = False  # absent key stays undefined (nil map/slice differs from empty)
+    maybe_missing: bool = False
+
+    def __post_init__(self) -> None:
+        if self.default is None and not self.maybe_missing and self.key in DICT_METHODS:
+            raise ValueError(f"{self.key!r} must be read with .get (a dict method on jinja2)")
 
 
 #: Fields of the root map in the messages path (§3): the prelude binds these Jinja names.
@@ -112,10 +124,11 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
     GoType.CALL_FUNCTION: {
         "Index": FieldInfo("index", GoType.INT, "0"),
         "Name": FieldInfo("name", GoType.STRING),
-        "Arguments": FieldInfo("arguments", GoType.ARGS),
+        "Arguments": FieldInfo("arguments", GoType.ARGS, maybe_missing=True),
     },
     GoType.TOOL: {
         "Type": FieldInfo("type", GoType.STRING, "''"),
+        "Items": FieldInfo("items", GoType.ANY, maybe_missing=True),
         "Function": FieldInfo("function", GoType.TOOL_FUNCTION),
     },
     GoType.TOOL_FUNCTION: {
@@ -125,11 +138,14 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
     },
     GoType.PARAMETERS: {
         "Type": FieldInfo("type", GoType.STRING, "''"),
+        "Defs": FieldInfo("$defs", GoType.ANY, maybe_missing=True),
+        "Items": FieldInfo("items", GoType.ANY, maybe_missing=True),
         "Required": FieldInfo("required", GoType.STRINGS, "[]"),
         "Properties": FieldInfo("properties", GoType.PROPERTIES, maybe_missing=True),
     },
     GoType.PROPERTY: {
         "Type": FieldInfo("type", GoType.PROPERTY_TYPE, maybe_missing=True),
+        "Items": FieldInfo("items", GoType.ANY, maybe_missing=True),
         "Description": FieldInfo("description", GoType.STRING, "''"),
         "Enum": FieldInfo("enum", GoType.ANYS, "[]"),
     },
@@ -138,9 +154,7 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
 #: Go fields that exist but that the translator does not model (a TranslationError, not a raise).
 UNMODELLED_FIELDS: dict[GoType, set[str]] = {
     GoType.MESSAGE: {"Images"},
-    GoType.TOOL: {"Items"},
-    GoType.PARAMETERS: {"Defs", "Items"},
-    GoType.PROPERTY: {"AnyOf", "Items", "Properties", "Required"},
+    GoType.PROPERTY: {"AnyOf", "Properties", "Required"},
 }
 
 #: Names the prelude and the runtime macros take; a Go variable with one of them is renamed.

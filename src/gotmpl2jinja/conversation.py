@@ -199,10 +199,10 @@ def _jinja_message(message: dict[str, Any]) -> dict[str, Any]:
             jinja_call: dict[str, Any] = {"type": "function"}
             if "id" in call:
                 jinja_call["id"] = call["id"]
-            jinja_function: dict[str, Any] = {
-                "name": function.get("name", ""),
-                "arguments": copy.deepcopy(function.get("arguments", {})),
-            }
+            jinja_function: dict[str, Any] = {"name": function.get("name", "")}
+            if "arguments" in function:
+                # absent differs from {} in Go: `json .Function.Arguments` prints null
+                jinja_function["arguments"] = copy.deepcopy(function["arguments"])
             if "index" in function:
                 jinja_function["index"] = function["index"]
             jinja_call["function"] = jinja_function
@@ -219,8 +219,10 @@ def jinja_context(conv: dict[str, Any]) -> dict[str, Any]:
     """The Jinja variables of the contract table, for a validated conversation.
 
     "When present" means the key is present (an empty string or list is still passed), the way
-    a Hugging Face user would pass it; a missing tool-call name is "" and missing arguments {}
-    (what Go sees for them). The result is a fresh copy: engines never share state with `conv`.
+    a Hugging Face user would pass it; a missing tool-call name is "" (what Go sees), while
+    missing `arguments` stay missing: Go prints `{}` for `{{ .Function.Arguments }}` but `null`
+    for `{{ json .Function.Arguments }}`, so the template must be able to tell. The result is
+    a fresh copy: engines never share state with `conv`.
     """
     context: dict[str, Any] = {}
     if is_fim(conv):

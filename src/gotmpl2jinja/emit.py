@@ -73,9 +73,10 @@ class Expr:
     is_const: bool = False
     stable: bool = False  # safe to inline where a variable would be read (no later change)
     loop: int | None = None  # id of the loop whose `loop.*` it reads
-    maybe_undefined: bool = False  # Jinja key may be absent (Go: nil map/slice)
+    maybe_undefined: bool = False  # may be undefined or none (Go: nil map/slice/any)
     slice_of: tuple[Expr, Expr] | None = None  # (collection, start) for `slice x i`
     owner: str | None = None  # code of the struct a field was read from (for String())
+    negated: str | None = None  # a tidier Jinja code for `not` of it (`a != b` for `a == b`)
 
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
@@ -219,6 +220,7 @@ class Emitter:
     macros: set[str] = field(default_factory=set)
     loop_names: set[str] = field(default_factory=set)
     mode: str = "messages"  # or "fim": Ollama's fill-in-the-middle path (§3)
+    truthy: set[str] = field(default_factory=set)  # codes an enclosing `if`/`with` proved true
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -370,8 +372,44 @@ class Emitter:
             if taken is not None:
                 self.emit_list(taken)
             return
+        self.flush()
+        start = len(self.lines)
         self.line(f"{{%- if {cond.code} %}}")
+        saved_truthy = set(self.truthy)
+        self.truthy |= self.proven_true(node.pipe, cond)
         self.body(node.list)
+        self.truthy = saved_truthy
+        self.emit_else_chain(node)
+        self.tidy_if(start, cond)
+
+    def proven_true(self, pipe: nodes.PipeNode, cond: Expr) -> set[str]:
+        """Codes that are truthy where `cond` holds (itself, or each operand of an `and`)."""
+        proven = {cond.code} if cond.stable else set()
+        cmd = pipe.cmds[0] if len(pipe.cmds) == 1 and not pipe.decl else None
+        if cmd is not None and isinstance(cmd.args[0], nodes.IdentifierNode) \
+                and cmd.args[0].ident == "and":
+            for arg in cmd.args[1:]:
+                try:
+                    part = self.cond_arg(arg)
+                except TranslationError:
+                    continue
+                if part.stable:
+                    proven.add(part.code)
+        return proven
+
+    def tidy_if(self, start: int, cond: Expr) -> None:
+        """Readability: an `if` with nothing inside goes; an empty then-branch before a plain
+        `else` becomes the negated condition (no engine prints anything for either)."""
+        block = self.lines[start:]
+        pad = block[0][:len(block[0]) - len(block[0].lstrip())]
+        if len(block) == 2 and "raise_exception" not in cond.code:
+            del self.lines[start:]
+            return
+        if len(block) > 2 and block[1] == pad + "{%- else %}" and not any(
+                line.startswith((pad + "{%- else", pad + "{%- elif")) for line in block[2:]):
+            self.lines[start:start + 2] = [f"{pad}{{%- if {self.negate(cond).code} %}}"]
+
+    def emit_else_chain(self, node: nodes.IfNode) -> None:
         else_list = node.else_list
         while else_list is not None:
             chained = else_list.nodes[0] if len(else_list.nodes) == 1 else None
@@ -426,7 +464,11 @@ class Emitter:
             truth = self.truth(value)
         self.line(f"{{%- if {truth.code} %}}")
         self.dot = value
+        saved_truthy = set(self.truthy)
+        if value.stable:
+            self.truthy.add(value.code)
         self.body(node.list)
+        self.truthy = saved_truthy
         self.dot = saved
         if node.else_list is not None:
             self.line("{%- else %}")
@@ -582,6 +624,9 @@ class Emitter:
     def negate(inner: Expr) -> Expr:
         if inner.is_const:
             return const_expr(not inner.const)
+        if inner.negated is not None:
+            return Expr(inner.negated, GoType.BOOL, COMPARE, stable=inner.stable,
+                        loop=inner.loop, negated=inner.code)
         if inner.code.startswith("not ") and inner.prec == NOT:
             return Expr(inner.code[4:], GoType.BOOL, COMPARE, stable=inner.stable,
                         loop=inner.loop)
@@ -665,6 +710,8 @@ class Emitter:
                 self.message_fields.add(info.key)
             if info.default is not None:
                 code = f"{base.wrap(ATOM)}.get({quote(info.key)}, {info.default})"
+            elif info.maybe_missing:
+                code = f"{base.wrap(ATOM)}.get({quote(info.key)})"
             else:
                 code = f"{base.wrap(ATOM)}.{info.key}"
             return Expr(code, info.type, stable=base.stable, loop=base.loop,
@@ -682,12 +729,14 @@ class Emitter:
         return self.raising(f"can't evaluate field {name} in type {t.value}")
 
     def concrete(self, e: Expr) -> Expr:
-        """A possibly-absent map/slice as a value that is always there (nil ranges as empty)."""
+        """A possibly-absent map/slice as a value that is always there (nil ranges as empty;
+        an empty one is falsy too, so `or` swaps it for an equal empty value)."""
         if not e.maybe_undefined:
             return e
+        if e.code in self.truthy:
+            return replace(e, maybe_undefined=False)
         empty = "{}" if e.type in MAP_VALUES else "[]"
-        return Expr(f"{e.wrap(ATOM)} if {e.wrap(COMPARE)} is defined else {empty}", e.type,
-                    COND, stable=e.stable, loop=e.loop)
+        return Expr(f"{e.wrap(AND)} or {empty}", e.type, OR, stable=e.stable, loop=e.loop)
 
     # --- Go printing and truth --------------------------------------------------------------
 
@@ -889,8 +938,10 @@ class Emitter:
             return Expr("loop.last", GoType.BOOL, stable=True, loop=a.loop)
         if a.code == "loop.revindex" and op == ">" and b.const == 1:
             return Expr("not loop.last", GoType.BOOL, NOT, stable=True, loop=a.loop)
+        inverse = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}[op]
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
-                    stable=a.stable and b.stable, loop=a.loop or b.loop)
+                    stable=a.stable and b.stable, loop=a.loop or b.loop,
+                    negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
 
     def fn_eq(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) < 2:
@@ -980,7 +1031,7 @@ class Emitter:
         if coll.type == GoType.ARGS:
             if key.type != GoType.STRING:
                 return self.raising("map key must be a string")
-            c = coll.wrap(ATOM)
+            c = self.concrete(coll).wrap(ATOM)
             return Expr(f"{c}[{key.code}] if {key.wrap(COMPARE)} in {c} else none", GoType.ANY,
                         COND, stable=coll.stable)
         if coll.type == GoType.NIL:
@@ -1140,14 +1191,23 @@ class Emitter:
             fim_body = fim.body_lines()
             self.macros |= fim.macros
             self.root_used |= fim.root_used
-            body = [
-                "{#- Ollama's fill-in-the-middle path (a request with prompt and suffix). #}",
-                "{%- if prompt is defined and suffix is defined %}",
-                *fim_body,
-                "{%- else %}",
-                *(INDENT + line for line in body),
-                "{%- endif %}",
-            ]
+            if fim_body:
+                body = [
+                    "{#- Ollama's fill-in-the-middle path (a request with prompt and suffix). #}",
+                    "{%- if prompt is defined and suffix is defined %}",
+                    *fim_body,
+                    "{%- else %}",
+                    *(INDENT + line for line in body),
+                    "{%- endif %}",
+                ]
+            else:
+                body = [
+                    "{#- Ollama's fill-in-the-middle path (a request with prompt and suffix)"
+                    " renders nothing here. #}",
+                    "{%- if prompt is not defined or suffix is not defined %}",
+                    *(INDENT + line for line in body),
+                    "{%- endif %}",
+                ]
         return "\n".join(self.header() + self.prelude() + body)
 
     def header(self) -> list[str]:
@@ -1159,7 +1219,7 @@ class Emitter:
         if self.macros:
             from gotmpl2jinja import runtime
 
-            lines.append(runtime.macro_source(sorted(self.macros)).strip("\n"))
+            lines.append(runtime.macro_block(sorted(self.macros)))
         return lines
 
     def prelude(self) -> list[str]:
