@@ -287,11 +287,8 @@ def test_cli_rejects_unknown_engine_with_a_sentence(chatml_files) -> None:  # ty
     assert "Traceback" not in result.output
 
 
-def test_random_conversations_reach_every_field() -> None:
-    from hypothesis import HealthCheck, Phase, given, settings
-
-    from gotmpl2jinja.strategies import conversations
-
+def _fields_seen(convs: list[dict]) -> set[str]:  # type: ignore[type-arg]
+    """What a sample of conversations reaches: roles, think values, keys, JSON types …"""
     seen: set[str] = set()
 
     def walk(value: object, into: set[str]) -> None:
@@ -305,9 +302,7 @@ def test_random_conversations_reach_every_field() -> None:
         else:
             into.add(f"type:{type(value).__name__}")
 
-    @settings(max_examples=400, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-    @given(conversations())
-    def collect(conv: dict) -> None:  # type: ignore[type-arg]
+    for conv in convs:
         validate(conv)
         messages = conv.get("messages", [])
         seen.update(f"role:{m['role']}" for m in messages)
@@ -323,15 +318,73 @@ def test_random_conversations_reach_every_field() -> None:
                 walk(call["function"].get("arguments", {}), seen)
         walk(conv.get("tools", []), seen)
         seen.update(f"msgkey:{k}" for m in messages for k in m)
+    return seen
+
+
+EVERY_FIELD = {
+    *(f"role:{r}" for r in ("system", "user", "assistant", "tool", "developer")),
+    *(f"think:{t}" for t in ("absent", True, False, "low", "medium", "high", "max")),
+    "fim", "prefill", "consecutive same role",
+    "type:float", "type:int", "type:bool", "type:NoneType", "type:str",
+    "key:$defs", "key:anyOf", "key:enum", "key:required", "key:items", "key:properties",
+    *(f"msgkey:{k}" for k in ("content", "thinking", "tool_calls", "tool_name",
+                              "tool_call_id")),
+}
+
+
+def test_random_conversations_reach_every_field() -> None:
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    from gotmpl2jinja.strategies import conversations
+
+    drawn: list[dict] = []  # type: ignore[type-arg]
+
+    @settings(max_examples=400, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(conversations())
+    def collect(conv: dict) -> None:  # type: ignore[type-arg]
+        drawn.append(conv)
 
     collect()
-    expected = {
-        *(f"role:{r}" for r in ("system", "user", "assistant", "tool", "developer")),
-        *(f"think:{t}" for t in ("absent", True, False, "low", "medium", "high", "max")),
-        "fim", "prefill", "consecutive same role",
-        "type:float", "type:int", "type:bool", "type:NoneType", "type:str",
-        "key:$defs", "key:anyOf", "key:enum", "key:required", "key:items", "key:properties",
-        *(f"msgkey:{k}" for k in ("content", "thinking", "tool_calls", "tool_name",
-                                  "tool_call_id")),
-    }
-    assert expected - seen == set()
+    assert EVERY_FIELD - _fields_seen(drawn) == set()
+
+
+def test_bulk_random_draws_reach_every_field_and_are_seeded() -> None:
+    import random
+
+    from gotmpl2jinja.strategies import draw_random
+
+    first = [draw_random(random.Random(7)).conversation for _ in range(3)]
+    assert first == [draw_random(random.Random(7)).conversation for _ in range(3)]
+    rng = random.Random(0)
+    drawn = [draw_random(rng, max_messages=6) for _ in range(400)]
+    assert EVERY_FIELD - _fields_seen([d.conversation for d in drawn]) == set()
+    assert max(len(d.conversation.get("messages", [])) for d in drawn) == 6
+
+
+def test_hypothesis_replays_a_bulk_case_and_shrinks_from_it() -> None:
+    """The bulk mode's choices are hypothesis's: replaying them gives the very conversation, and
+    the shrinker starts from it (deleting messages in the middle, simplifying the rest)."""
+    import random
+
+    from gotmpl2jinja.strategies import draw_random, shrink_conversation
+
+    rng = random.Random(3)
+    cases = [draw_random(rng) for _ in range(300)]
+    for case in cases[:20]:
+        seen: list[dict] = []  # type: ignore[type-arg]
+        # Everything "fails": the first call is the replay, then it shrinks to the simplest.
+        assert shrink_conversation(case, lambda c, s=seen: s.append(c) is None) == {
+            "messages": []}
+        assert seen[0] == case.conversation
+
+    def late_tool_message(conv: dict) -> bool:  # type: ignore[type-arg]
+        roles = [m["role"] for m in conv.get("messages", [])]
+        return "tool" in roles[3:]
+
+    # Rare enough that hypothesis's own generation would seldom find it in a few tries.
+    case = next(c for c in cases if late_tool_message(c.conversation)
+                and len(c.conversation["messages"]) >= 5)
+    minimal = shrink_conversation(case, late_tool_message)
+    assert minimal["messages"][3:] == [{"role": "tool"}]
+    assert all(m == {"role": "system"} for m in minimal["messages"][:3])
+    assert set(minimal) == {"messages"}

@@ -1,6 +1,6 @@
 """Conversations that reach every field a chat template can see, for the differential harness.
 
-Two generators of the contract's conversation format (`conversation.py`):
+Generators of the contract's conversation format (`conversation.py`):
 
 - `conversations()` — hypothesis strategies. Random shapes (any role order, consecutive same
   roles, leading assistant/tool, system-only, empty) with hostile text (template metacharacters,
@@ -9,6 +9,9 @@ Two generators of the contract's conversation format (`conversation.py`):
   value, trailing assistant prefills, and fill-in-the-middle requests. Hypothesis shrinks a
   failing one towards the empty conversation and empty strings, which is what makes a reported
   divergence readable.
+- `draw_random(rng)` — the same conversations from a seeded `random.Random` (the harness's bulk
+  mode, no hypothesis engine per case), with the choices that built them, so that
+  `shrink_conversation` hands a diverging one to hypothesis's shrinker.
 - `exhaustive_conversations(depth)` — every sequence of message shapes up to `depth` messages
   (role × has thinking × has tool calls), × tools present/absent × each `think` value, with
   fixed contents: the small cases random search may miss, in order of length (the first
@@ -27,8 +30,9 @@ import functools
 import itertools
 import json
 import random
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
@@ -308,59 +312,235 @@ def pooled_texts() -> st.SearchStrategy[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Messages and conversations
+# Messages and conversations: one description, two ways to draw it
+#
+# The shapes are written once, as builders that ask a `Chooser` for integers ("which of n", 0 the
+# simplest). Hypothesis drives a chooser for the strategies (`conversations()` …: property tests
+# and shrinking); a seeded `random.Random` drives one for the harness's bulk mode, ~50x cheaper
+# per case than hypothesis's engine, and records the integers it chose. Because both make the
+# same sequence of choices, a case found in bulk is handed to hypothesis as that sequence
+# (`shrink_conversation`) and shrunk exactly as if hypothesis had generated it.
+
+T = TypeVar("T")
+
+
+class Chooser(Protocol):
+    """Where a builder's decisions come from."""
+
+    def choice(self, n: int) -> int:
+        """An index in range(n); 0 is what shrinking moves towards."""
+        ...
+
+    def repeat(self, max_size: int, build: Callable[[Chooser], T]) -> list[T]:
+        """A list of 0…max_size built items (a "one more?" choice before each)."""
+        ...
+
+
+def _pick(chooser: Chooser, pool: Sequence[T]) -> T:
+    return pool[chooser.choice(len(pool))]
+
+
+_MESSAGE_ROLES = ROLES + ODD_ROLES
+_CALL_IDS = ("call_1", "call_2", "x")
+_TOOL_CALL_IDS = ("call_1", "call_2", "")
+
+
+def build_tool_call(c: Chooser) -> dict[str, Any]:
+    """A tool call with or without id / index / arguments (Go defaults what is missing)."""
+    function: dict[str, Any] = {"name": _pick(c, _TOOL_NAMES)}
+    if c.choice(2):
+        function["index"] = c.choice(4)
+    if c.choice(2):
+        function["arguments"] = _pick(c, arguments_pool())
+    call: dict[str, Any] = {"function": function}
+    if c.choice(2):
+        call["id"] = _pick(c, _CALL_IDS)
+    return call
+
+
+def build_message(c: Chooser) -> dict[str, Any]:
+    """One message of any role; assistants may think and call tools, tool results may name
+    their tool and call; every optional field is sometimes absent."""
+    role = _pick(c, _MESSAGE_ROLES)
+    message: dict[str, Any] = {"role": role}
+    if c.choice(2):
+        message["content"] = _pick(c, text_pool())
+    if role == "assistant":
+        if c.choice(2):
+            message["thinking"] = _pick(c, text_pool())
+        if c.choice(2):
+            message["tool_calls"] = c.repeat(3, build_tool_call)
+    if role == "tool":
+        if c.choice(2):
+            message["tool_name"] = _pick(c, _TOOL_NAMES)
+        if c.choice(2):
+            message["tool_call_id"] = _pick(c, _TOOL_CALL_IDS)
+    return message
+
+
+def _maybe_think(c: Chooser, conv: dict[str, Any]) -> dict[str, Any]:
+    if c.choice(2):
+        conv["think"] = _pick(c, THINK_VALUES[1:])
+    return conv
+
+
+def build_chat(c: Chooser, max_messages: int = 6) -> dict[str, Any]:
+    """The `/api/chat` shape: messages, maybe tools, maybe `think`."""
+    conv: dict[str, Any] = {"messages": c.repeat(max_messages, build_message)}
+    if c.choice(2):
+        conv["tools"] = _pick(c, tools_pool())
+    return _maybe_think(c, conv)
+
+
+def build_fim(c: Chooser) -> dict[str, Any]:
+    """Fill-in-the-middle: non-empty prompt and suffix, maybe `think`."""
+    non_empty = text_pool()[1:]
+    return _maybe_think(c, {"prompt": _pick(c, non_empty), "suffix": _pick(c, non_empty)})
+
+
+def build_conversation(c: Chooser, max_messages: int = 6) -> dict[str, Any]:
+    """Any conversation of the contract; chat seven times as often as fill-in-the-middle."""
+    if c.choice(8) == 7:
+        return build_fim(c)
+    return build_chat(c, max_messages)
+
+
+class RandomChooser:
+    """Choices from a seeded `random.Random`, recorded (`choices`) for hypothesis to replay:
+    an integer per `choice`, and a list as `st.lists` records it (True before each item, a
+    final False). Lists get a uniform length (hypothesis's are mostly short)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.choices: list[int | bool] = []
+
+    def choice(self, n: int) -> int:
+        if n <= 1:
+            return 0  # no decision: nothing recorded (hypothesis's side draws nothing either)
+        value = self.rng.randrange(n)
+        self.choices.append(value)
+        return value
+
+    def repeat(self, max_size: int, build: Callable[[Chooser], T]) -> list[T]:
+        size = self.rng.randint(0, max_size)
+        items = []
+        for _ in range(size):
+            self.choices.append(True)  # st.lists' "one more?"
+            items.append(build(self))
+        self.choices.append(False)  # the stop (forced at max_size: still one choice)
+        return items
+
+
+@functools.cache
+def _index(n: int) -> st.SearchStrategy[int]:
+    return st.integers(0, n - 1)
+
+
+class _HypothesisChooser:
+    """Choices drawn by hypothesis: one bounded integer each, lists by `st.lists`."""
+
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        self.draw = draw
+
+    def choice(self, n: int) -> int:
+        return 0 if n <= 1 else int(self.draw(_index(n)))
+
+    def repeat(self, max_size: int, build: Callable[[Chooser], T]) -> list[T]:
+        return list(self.draw(_list_of(build, max_size)))
+
+
+@functools.cache
+def _built(build: Callable[[Chooser], Any]) -> st.SearchStrategy[Any]:
+    """A hypothesis strategy for a builder (cached: one strategy object per builder)."""
+    @st.composite
+    def strategy(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Any:
+        return build(_HypothesisChooser(draw))
+
+    return strategy()
+
+
+@functools.cache
+def _list_of(build: Callable[[Chooser], Any], max_size: int) -> st.SearchStrategy[list[Any]]:
+    """`st.lists` itself, whose items the shrinker deletes anywhere in the list (a home-made
+    list of "one more?" choices only loses items at its end)."""
+    return st.lists(_built(build), max_size=max_size)
+
+
+@functools.cache
+def _with_max_messages(build: Callable[..., T], max_messages: int) -> Callable[[Chooser], T]:
+    return functools.partial(build, max_messages=max_messages)
+
 
 def tool_calls() -> st.SearchStrategy[list[dict[str, Any]]]:
-    """Tool calls with or without id / index / arguments (Go defaults what is missing)."""
-    function = st.fixed_dictionaries(
-        {"name": _names},
-        optional={"index": st.integers(0, 3),
-                  "arguments": st.sampled_from(arguments_pool())},
-    )
-    call = st.fixed_dictionaries(
-        {"function": function}, optional={"id": st.sampled_from(("call_1", "call_2", "x"))}
-    )
-    return st.lists(call, max_size=3)
+    """Tool calls with or without id / index / arguments."""
+    return _built(_repeat_tool_calls)
+
+
+def _repeat_tool_calls(c: Chooser) -> list[dict[str, Any]]:
+    return c.repeat(3, build_tool_call)
 
 
 def messages() -> st.SearchStrategy[dict[str, Any]]:
-    """One message of any role; assistants may think and call tools, tool results may name
-    their tool and call; every optional field is sometimes absent."""
-    def for_role(role: str) -> st.SearchStrategy[dict[str, Any]]:
-        optional: dict[str, st.SearchStrategy[Any]] = {"content": pooled_texts()}
-        if role == "assistant":
-            optional["thinking"] = pooled_texts()
-            optional["tool_calls"] = tool_calls()
-        if role == "tool":
-            optional["tool_name"] = _names
-            optional["tool_call_id"] = st.sampled_from(("call_1", "call_2", ""))
-        return st.fixed_dictionaries({"role": st.just(role)}, optional=optional)
-
-    return st.one_of([for_role(role) for role in ROLES + ODD_ROLES])  # flatmap is slower
+    """One message (see `build_message`)."""
+    return _built(build_message)
 
 
 def chat_conversations(max_messages: int = 6) -> st.SearchStrategy[dict[str, Any]]:
-    """The `/api/chat` shape: messages, maybe tools, maybe `think`."""
-    return st.fixed_dictionaries(
-        {"messages": st.lists(messages(), max_size=max_messages)},
-        optional={"tools": st.sampled_from(tools_pool()),
-                  "think": st.sampled_from(THINK_VALUES[1:])},
-    )
+    """The `/api/chat` shape (see `build_chat`)."""
+    return _built(_with_max_messages(build_chat, max_messages))
 
 
 def fim_requests() -> st.SearchStrategy[dict[str, Any]]:
-    """Fill-in-the-middle: non-empty prompt and suffix, maybe `think`."""
-    non_empty = st.sampled_from(text_pool()[1:])
-    return st.fixed_dictionaries(
-        {"prompt": non_empty, "suffix": non_empty},
-        optional={"think": st.sampled_from(THINK_VALUES[1:])},
-    )
+    """Fill-in-the-middle requests (see `build_fim`)."""
+    return _built(build_fim)
 
 
 def conversations(max_messages: int = 6) -> st.SearchStrategy[dict[str, Any]]:
-    """Any conversation of the contract; chat far more often than fill-in-the-middle."""
-    chat = chat_conversations(max_messages)
-    return st.one_of(chat, chat, chat, chat, chat, chat, chat, fim_requests())
+    """Any conversation of the contract (see `build_conversation`)."""
+    return _built(_with_max_messages(build_conversation, max_messages))
+
+
+@dataclass(frozen=True)
+class DrawnCase:
+    """A conversation drawn at random, with the choices that built it (for shrinking)."""
+
+    conversation: dict[str, Any]
+    choices: tuple[int | bool, ...]
+    max_messages: int = 6
+
+
+def draw_random(rng: random.Random, max_messages: int = 6) -> DrawnCase:
+    """One conversation of `conversations(max_messages)`, drawn without hypothesis's engine."""
+    chooser = RandomChooser(rng)
+    conv = build_conversation(chooser, max_messages)
+    return DrawnCase(conv, tuple(chooser.choices), max_messages)
+
+
+def shrink_conversation(
+    case: DrawnCase, fails: Callable[[dict[str, Any]], bool], *, max_shrinks: int = 2000,
+) -> dict[str, Any]:
+    """Hypothesis's shrinker, started from `case` (its choices replayed from an in-memory
+    example database): a minimal conversation on which `fails` still holds. `case` itself
+    when hypothesis cannot reproduce it (`fails` not deterministic)."""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
+    from hypothesis.errors import NoSuchExample
+
+    key = b"gotmpl2jinja.shrink"
+    database = InMemoryExampleDatabase()
+    # Under the secondary key: hypothesis's place for failing but not yet minimal cases (the
+    # primary key holds minimal ones, which it replays without shrinking).
+    database.save(key + b".secondary", choices_to_bytes(case.choices))
+    try:
+        return find(
+            conversations(case.max_messages), fails, database_key=key,
+            settings=settings(
+                database=database, max_examples=max_shrinks, deadline=None,
+                phases=[Phase.reuse, Phase.shrink], suppress_health_check=list(HealthCheck),
+            ),
+        )
+    except NoSuchExample:
+        return case.conversation
 
 
 # ---------------------------------------------------------------------------------------------

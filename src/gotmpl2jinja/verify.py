@@ -1,28 +1,52 @@
 """The differential harness: is a Jinja template byte-for-byte equivalent to a Go template?
 
-For each conversation (bounded-exhaustive and/or hypothesis-generated, see `strategies.py`) the
-Go side is rendered by Go itself (`reference.render`) and the Jinja side by every selected
-engine (`engines.py`) with the contract's variables (`conversation.jinja_context`). Equal means
+For each conversation (bounded-exhaustive and/or random, see `strategies.py`) the Go side is
+rendered by Go itself (`reference.render_many`) and the Jinja side by every selected engine
+(`engines.py`) with the contract's variables (`conversation.jinja_context`). Equal means
 identical strings, or both sides failing (a Go execution error ⇔ the template's own
 `raise_exception`). The first divergence on an engine is shrunk by hypothesis to a minimal
 conversation and reported with both outputs and a readable diff.
+
+Why batches: per case, a round trip to the Go process and one to node cost more than rendering,
+and hypothesis's engine costs more than all renderers together. So cases are drawn in batches
+from a seeded `random.Random` through the same builders as the hypothesis strategies, each side
+renders a whole batch per request, and every case is still compared byte for byte on every
+engine; only a divergence goes to hypothesis, which replays its choices and shrinks it with
+single renders.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
-from collections.abc import Callable, Iterable
+import random
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gotmpl2jinja.conversation import jinja_context, validate
-from gotmpl2jinja.engines import DEFAULT_NOW, ENGINES, Engine, get_engines, is_raised
+from gotmpl2jinja.engines import (
+    DEFAULT_NOW,
+    ENGINES,
+    Engine,
+    get_engines,
+    is_raised,
+    render_many,
+)
 from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError, RenderError
+
+if TYPE_CHECKING:
+    from gotmpl2jinja.strategies import DrawnCase
+
+T = TypeVar("T")
 
 #: Renders the Go side: (go_source, conversation, now) -> text, RenderError on a Go exec error.
 GoRenderer = Callable[[str, dict[str, Any], dt.datetime], str]
+
+#: Renders the Go side for a batch: each item the text, or the RenderError of a Go exec error.
+GoBatchRenderer = Callable[[str, list[dict[str, Any]], dt.datetime], list["str | RenderError"]]
 
 #: Called after each checked case with the number of cases checked so far.
 Progress = Callable[[int], None]
@@ -98,6 +122,32 @@ def go_render(go_source: str, conversation: dict[str, Any], now: dt.datetime) ->
     return render(go_source, conversation, now=rfc3339(now))
 
 
+def go_render_many(go_source: str, conversations: list[dict[str, Any]], now: dt.datetime
+                   ) -> list[str | RenderError]:
+    """The Go side of a batch, in one request to the reference renderer."""
+    from gotmpl2jinja.reference import render_many as reference_render_many
+
+    return reference_render_many(go_source, conversations, now=rfc3339(now))
+
+
+def one_by_one(render: GoRenderer) -> GoBatchRenderer:
+    """A batch renderer from a single-case one (a caller's own Go side, e.g. with a Modelfile
+    rule): same results, one call per case."""
+    def render_batch(go_source: str, conversations: list[dict[str, Any]], now: dt.datetime
+                     ) -> list[str | RenderError]:
+        results: list[str | RenderError] = []
+        for conv in conversations:
+            try:
+                results.append(render(go_source, conv, now))
+            except ReferenceRendererError:
+                raise
+            except RenderError as exc:
+                results.append(exc)
+        return results
+
+    return render_batch
+
+
 def rfc3339(now: dt.datetime) -> str:
     """The pinned clock as the reference renderer takes it (a naive time is read as UTC)."""
     if now.tzinfo is None:
@@ -123,6 +173,13 @@ def jinja_outcome(engine: Engine, jinja_source: str, context: dict[str, Any],
         return Outcome(output=engine.render(jinja_source, context, now=now))
     except RenderError as exc:
         return Outcome(error=str(exc), raised=is_raised(exc))
+
+
+def outcome_of(item: str | RenderError) -> Outcome:
+    """A batch item as an Outcome (a raised template is marked as such)."""
+    if isinstance(item, RenderError):
+        return Outcome(error=str(item), raised=is_raised(item))
+    return Outcome(output=item)
 
 
 def agree(go: Outcome, jinja: Outcome) -> bool:
@@ -190,15 +247,23 @@ def describe_diff(go: Outcome, jinja: Outcome, engine: str, context: int = 30) -
 # The harness
 
 
+#: Cases per batch: small at first (a broken translation diverges at once), doubling up to the
+#: largest (one JSON line of a few hundred KiB each way).
+FIRST_BATCH = 16
+MAX_BATCH = 256
+
+
 class _Checker:
     """Checks conversations against Go on a set of engines, counting and remembering outcomes."""
 
     def __init__(self, go_source: str, jinja_source: str, engines: list[Engine],
-                 render: GoRenderer, now: dt.datetime, progress: Progress | None) -> None:
+                 render: GoRenderer, render_batch: GoBatchRenderer, now: dt.datetime,
+                 progress: Progress | None) -> None:
         self.go_source = go_source
         self.jinja_source = jinja_source
         self.engines = engines
         self.render = render
+        self.render_batch = render_batch
         self.now = now
         self.progress = progress
         self.cases = 0
@@ -206,22 +271,36 @@ class _Checker:
 
     def outcomes(self, conv: dict[str, Any], engines: Iterable[Engine]
                  ) -> tuple[Outcome, dict[str, Outcome]]:
+        """One case, rendered singly (shrinking and reports)."""
         go = go_outcome(self.render, self.go_source, conv, self.now)
         context = jinja_context(conv)
         return go, {e.name: jinja_outcome(e, self.jinja_source, context, self.now)
                     for e in engines}
 
-    def check(self, conv: dict[str, Any], engines: list[Engine]) -> list[str]:
-        """Count one case; returns the names of the engines that diverge on it."""
-        validate(conv)
-        go, results = self.outcomes(conv, engines)
+    def batch_outcomes(self, convs: list[dict[str, Any]], engines: list[Engine]
+                       ) -> list[tuple[Outcome, dict[str, Outcome]]]:
+        """Many cases, each side rendering the whole batch in one request where it can."""
+        for conv in convs:
+            validate(conv)
+        go = self.render_batch(self.go_source, convs, self.now)
+        if len(go) != len(convs):
+            raise ReferenceRendererError("the Go side answered a batch of the wrong size")
+        contexts = [jinja_context(conv) for conv in convs]
+        jinja = {e.name: render_many(e, self.jinja_source, contexts, now=self.now)
+                 for e in engines}
+        return [(outcome_of(go[i]), {name: outcome_of(items[i]) for name, items in jinja.items()})
+                for i in range(len(convs))]
+
+    def count(self, go: Outcome, results: dict[str, Outcome], engines: list[Engine]
+              ) -> list[Engine]:
+        """Count one case on `engines`; returns those that diverge on it."""
         diverging = []
-        for name, jinja in results.items():
-            tally = self.counts[name]
+        for engine in engines:
+            tally = self.counts[engine.name]
             tally.cases += 1
-            if not agree(go, jinja):
+            if not agree(go, results[engine.name]):
                 tally.diverged += 1
-                diverging.append(name)
+                diverging.append(engine)
             elif go.failed:
                 tally.both_failed += 1
             else:
@@ -230,6 +309,31 @@ class _Checker:
         if self.progress is not None:
             self.progress(self.cases)
         return diverging
+
+    def search(self, items: Iterator[T], conversation: Callable[[T], dict[str, Any]],
+               pending: list[Engine], budget: int | None) -> list[tuple[T, list[Engine]]]:
+        """Check `items` in batches, in order, until every engine of `pending` has diverged (it
+        is removed from the list) or `budget` cases are counted; returns each first divergence
+        with the engines it hit. Cases of a batch after the last engine's divergence are
+        rendered but not counted."""
+        found: list[tuple[T, list[Engine]]] = []
+        size = FIRST_BATCH
+        while pending and (budget is None or budget > 0):
+            batch = list(itertools.islice(items, size if budget is None else min(size, budget)))
+            if not batch:
+                break
+            if budget is not None:
+                budget -= len(batch)
+            results = self.batch_outcomes([conversation(i) for i in batch], pending)
+            for item, (go, jinja) in zip(batch, results, strict=True):
+                if not pending:
+                    break
+                hit = self.count(go, jinja, pending)
+                if hit:
+                    found.append((item, hit))
+                    pending[:] = [e for e in pending if e not in hit]
+            size = min(2 * size, MAX_BATCH)
+        return found
 
     def divergence(self, conv: dict[str, Any], engine: Engine, found_by: str) -> Divergence:
         go, results = self.outcomes(conv, [engine])
@@ -240,46 +344,39 @@ class _Checker:
             diff=describe_diff(go, jinja, engine.name), found_by=found_by,
         )
 
+    def diverges(self, conv: dict[str, Any], engines: list[Engine]) -> list[Engine]:
+        """The engines of `engines` that disagree with Go on `conv` (single renders)."""
+        go, results = self.outcomes(conv, engines)
+        return [e for e in engines if not agree(go, results[e.name])]
 
-def _shrink(checker: _Checker, engines: list[Engine], budget: int, seed: int
-            ) -> dict[str, Any] | None:
-    """Search `budget` random conversations for one diverging on any of `engines`; return it
-    shrunk by hypothesis (None when every case agreed)."""
-    import random
 
-    from hypothesis import HealthCheck, Phase, find, settings
-    from hypothesis.errors import NoSuchExample
+def _shrunk_divergences(checker: _Checker, case: DrawnCase, engines: list[Engine]
+                        ) -> list[Divergence]:
+    """Shrink a random case that diverged on `engines`: the minimal conversation on which one of
+    them still diverges is reported for every engine it hits; the rest are shrunk again from
+    the same case (the original when a shrink no longer hits any)."""
+    from gotmpl2jinja.strategies import shrink_conversation
 
-    from gotmpl2jinja.strategies import conversations
+    divergences: list[Divergence] = []
+    left = list(engines)
+    while left:
+        minimal = shrink_conversation(
+            case, lambda conv, group=tuple(left): bool(checker.diverges(conv, list(group))))
+        hit = checker.diverges(minimal, left)
+        if not hit:  # a nondeterministic engine: report the case as found, never loop on it
+            hit, minimal = left, case.conversation
+        for engine in hit:
+            divergences.append(checker.divergence(minimal, engine, "random"))
+        left = [e for e in left if e not in hit]
+    return divergences
 
-    searching = [True]
-    budget_left = [budget]
 
-    def diverges(conv: dict[str, Any]) -> bool:
-        if searching[0]:
-            if budget_left[0] <= 0:
-                return False
-            budget_left[0] -= 1
-            found = bool(checker.check(conv, engines))
-            searching[0] = not found
-            return found
-        # Shrinking: re-check without counting.
-        go, results = checker.outcomes(conv, engines)
-        return any(not agree(go, jinja) for jinja in results.values())
+def _same(conv: dict[str, Any]) -> dict[str, Any]:
+    return conv
 
-    try:
-        return find(
-            conversations(),
-            diverges,
-            settings=settings(
-                max_examples=budget, database=None, deadline=None, derandomize=False,
-                phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False,
-                suppress_health_check=list(HealthCheck),
-            ),
-            random=random.Random(seed),
-        )
-    except NoSuchExample:
-        return None
+
+def _conversation_of(case: DrawnCase) -> dict[str, Any]:
+    return case.conversation
 
 
 def _translate(go_source: str, name: str) -> str:
@@ -321,36 +418,27 @@ def verify_template(
     if cases < 0 or (exhaustive is not None and exhaustive < 0):
         raise Gotmpl2JinjaError("cases and the exhaustive depth must not be negative")
     chosen = get_engines(engines)
-    checker = _Checker(go_source, jinja_source, chosen, render or go_render, now or DEFAULT_NOW,
-                       progress)
+    go_single = render or go_render
+    go_batch = go_render_many if render is None else one_by_one(render)
+    checker = _Checker(go_source, jinja_source, chosen, go_single, go_batch,
+                       now or DEFAULT_NOW, progress)
     divergences: list[Divergence] = []
     pending = list(chosen)
 
     if exhaustive is not None:
         from gotmpl2jinja.strategies import exhaustive_conversations
 
-        for conv in exhaustive_conversations(exhaustive):
-            if not pending:
-                break
-            for engine_name in checker.check(conv, pending):
-                engine = next(e for e in pending if e.name == engine_name)
-                divergences.append(checker.divergence(conv, engine, "exhaustive"))
-                pending.remove(engine)
+        for conv, hit in checker.search(exhaustive_conversations(exhaustive), _same, pending,
+                                        None):
+            divergences += [checker.divergence(conv, engine, "exhaustive") for engine in hit]
 
-    budget = cases
-    while pending and budget > 0:
-        before = checker.cases
-        minimal = _shrink(checker, pending, budget, seed)
-        budget -= checker.cases - before
-        if minimal is None:
-            break
-        go, results = checker.outcomes(minimal, pending)
-        hit = [e for e in pending if not agree(go, results[e.name])]
-        for engine in hit:
-            divergences.append(checker.divergence(minimal, engine, "random"))
-            pending.remove(engine)
-        if not hit:  # cannot happen with a deterministic engine; never loop on it
-            break
+    if pending and cases > 0:
+        from gotmpl2jinja.strategies import draw_random
+
+        rng = random.Random(seed)
+        drawn = (draw_random(rng) for _ in itertools.count())
+        for case, hit in checker.search(drawn, _conversation_of, pending, cases):
+            divergences += _shrunk_divergences(checker, case, hit)
 
     return VerifyResult(
         name=name, cases=checker.cases, engines=[e.name for e in chosen],
