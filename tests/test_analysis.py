@@ -6,7 +6,7 @@ import pytest
 
 from gotmpl2jinja import nodes
 from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier
-from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError
 from gotmpl2jinja.parser import parse
 
 
@@ -75,3 +75,16 @@ def test_undefined_variable_is_a_translation_error() -> None:
 
 def test_types_are_named_as_go_names_them() -> None:
     assert GoType.MESSAGES.value == "[]*templateMessage"
+
+
+def test_a_definition_has_its_own_scope_and_argument() -> None:
+    """Go: variables do not carry into a define; `$` there is the template's argument."""
+    source = ('{{ define "d" }}{{ $x := 2 }}{{ range $.Messages }}{{ $x = 3 }}{{ end }}{{ end }}'
+              '{{ $x := 1 }}{{ template "d" . }}{{ $x }}')
+    template = parse(source)
+    analysis = analyze(template)
+    assert analysis.template_args["d"].role == "template_arg"
+    body = template.defines["d"]
+    assert [v.jinja_name for v in analysis.namespaces[id(body)]] == ["x"]  # loop-assigned
+    with pytest.raises(Gotmpl2JinjaError, match=r"undefined variable '?\$y"):
+        analyze(parse('{{ define "d" }}{{ $y }}{{ end }}{{ $y := 1 }}'))

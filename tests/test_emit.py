@@ -304,6 +304,59 @@ def test_constructs_match_go(source: str) -> None:
             assert got == want, engine
 
 
+@pytest.mark.parametrize("source", [
+    # the definition's dot and $ are the argument; the caller's variables do not carry in
+    '{{ define "msg" }}<{{ .Role }}:{{ $.Content }}>{{ end }}{{ $x := 1 }}'
+    '{{ range .Messages }}{{ template "msg" . }}{{ end }}',
+    # the root map as argument: the definition reads the prelude's values
+    '{{ define "all" }}{{ range .Messages }}[{{ .Content }}]{{ end }}{{ .System }}{{ end }}'
+    '{{ template "all" . }}',
+    # block = define + template; one definition called with arguments of two Go types
+    '{{ block "head" .System }}S={{ . }};{{ end }}{{ range $i, $m := .Messages }}'
+    '{{ template "head" $m.Role }}{{ template "head" $i }}{{ end }}',
+    # constants and a missing key (Go passes no data: every field of it is <no value>)
+    '{{ define "n" }}{{ $ }}-{{ . }}-{{ .Foo.Bar }}{{ if . }}T{{ end }};{{ end }}'
+    '{{ template "n" "lit" }}{{ template "n" 3 }}{{ template "n" .Prompt }}'
+    '{{ range .Messages }}{{ end }}',
+    # its own loop-assigned variable (a namespace inside the macro) and recursion
+    '{{ define "v" }}{{ $c := 0 }}{{ range $.Messages }}{{ $c = 1 }}{{ end }}{{ $c }}{{ end }}'
+    '{{ define "r" }}{{ if . }}{{ len . }}{{ template "r" (slice . 1) }}{{ end }}{{ end }}'
+    '{{ template "v" . }}{{ template "r" .Messages }}',
+    '{{ define "t" }}{{ range . }}{{ .Function.Name }}{{ end }}{{ end }}{{ template "t" .Tools }}'
+    '{{ if .Messages }}{{ end }}',
+    # an undefined template is an execution error in Go
+    '{{ template "nope" . }}{{ range .Messages }}{{ end }}',
+])
+def test_templates_match_go(source: str) -> None:
+    conv = {"messages": [
+        {"role": "system", "content": "S"}, {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "a"}, {"role": "user", "content": "y"}],
+        "tools": _TOOLS}
+    for case in (conv, {"prompt": "p", "suffix": "s"}):
+        try:
+            want: str | None = reference.render(source, case)
+        except Gotmpl2JinjaError:
+            want = None
+        for engine, got in render_all(translate(source), case).items():
+            if want is None:
+                assert isinstance(got, Exception) and is_raised(got), engine
+            else:
+                assert got == want, engine
+
+
+def test_a_template_becomes_a_macro_per_argument_type() -> None:
+    jinja = translate('{{ block "head" .System }}{{ . }}{{ end }}{{ range .Messages }}'
+                      '{{ template "head" .Role }}{{ template "head" 1 }}{{ end }}')
+    assert jinja.count("{%- macro template_head") == 2  # a string argument, the constant 1
+    assert "{{- template_head(system) }}" in jinja
+    assert "{%- macro fim_template_head() %}" in jinja  # .System is no data on that path
+
+
+def test_template_without_argument_is_refused_as_ollama_does() -> None:
+    with pytest.raises(Gotmpl2JinjaError, match="without an argument"):
+        translate('{{ template "x" }}{{ range .Messages }}{{ end }}', name="t.gotmpl")
+
+
 #: Tool calls with and without `arguments`, tools with and without `items` (and a null one).
 _ABSENT_FIELDS_CONV: dict[str, Any] = {
     "messages": [
@@ -363,8 +416,6 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 @pytest.mark.parametrize(("source", "message"), [
     ("{{ range .Messages }}{{ len .Content }}{{ end }}", "counts UTF-8 bytes"),
     ("{{ range .Messages }}{{ . }}{{ end }}", "printing a value of Go type"),
-    ('{{ define "x" }}a{{ end }}{{ range .Messages }}{{ template "x" . }}{{ end }}',
-     "not yet supported"),
     ("{{ .Prompt }}", "legacy templates"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:

@@ -31,6 +31,7 @@ class GoType(Enum):
     INT = "int"
     FLOAT = "float64"
     NIL = "nil interface"  # a missing key of the root map: prints <no value>, falsy
+    NO_DATA = "no data"  # `.` of a template called with nil: its fields are missing keys too
     ANY = "interface{} (decoded JSON)"  # tool-call argument values
     ROOT = "map[string]any"
     MESSAGES = "[]*templateMessage"
@@ -164,7 +165,7 @@ JINJA_RESERVED = {
     "False", "None", "and", "or", "not", "in", "is", "if", "else", "elif", "for", "endfor",
     "set", "macro", "call", "caller", "varargs", "kwargs", "self", "super", "enable_thinking",
     "reasoning_effort", "add_generation_prompt", "prompt", "suffix", "ns", "dict", "lipsum",
-    "cycler", "joiner", "with", "without", "ignore", "missing", "block", "endblock",
+    "cycler", "joiner", "with", "without", "ignore", "missing", "block", "endblock", "dot",
 }
 
 
@@ -179,7 +180,7 @@ class Variable:
     decl: nodes.Node | None
     loop_depth: int  # Jinja scope depth (for/macro bodies) of the declaration
     scope_key: int  # identity of the Jinja scope (for body) that holds it
-    role: str = "plain"  # plain | range_index | range_elem | root
+    role: str = "plain"  # plain | range_index | range_elem | root | template_arg
     range_node: nodes.RangeNode | None = None
     assigned_in_deeper_loop: bool = False
     assigned: bool = False
@@ -211,6 +212,7 @@ class Analysis:
     namespaces: dict[int, list[Variable]] = field(default_factory=dict)  # scope key -> vars
     namespace_names: dict[int, str] = field(default_factory=dict)
     fields_used: set[str] = field(default_factory=set)  # Go field names anywhere
+    template_args: dict[str, Variable] = field(default_factory=dict)  # define name -> its `$`
     uses_tools: bool = False
 
     def variable(self, node: nodes.VariableNode) -> Variable:
@@ -268,11 +270,18 @@ class _Analyzer:
         self.go_scopes.append({"$": root})
         self.walk_list(self.template.root)
         self.go_scopes.pop()
-        if self.template.defines:
-            first = next(iter(self.template.defines))
-            raise TranslationError(
-                f"define/template/block ({first!r}): not yet supported",
-                name=self.template.name)
+        for name, body in self.template.defines.items():
+            # A definition sees none of the caller's variables; its `$` is the argument.
+            # It becomes a Jinja macro: a scope of its own, keyed by the body list.
+            arg = Variable("$", None, 1, id(body), "template_arg")
+            self.result.template_args[name] = arg
+            self.go_scopes.append({"$": arg})
+            self.loop_depth += 1
+            self.scope_keys.append(id(body))
+            self.walk_list(body)
+            self.scope_keys.pop()
+            self.loop_depth -= 1
+            self.go_scopes.pop()
         self.assign_names()
         return self.result
 
@@ -308,8 +317,10 @@ class _Analyzer:
                 self.walk_list(node.else_list)
             self.go_scopes.pop()
         elif isinstance(node, nodes.TemplateNode):
-            raise self.error(f"template {node.name!r}: define/template/block not yet supported",
-                             node)
+            if node.pipe is None:
+                raise self.error(f"{{{{ template {node.name!r} }}}} without an argument: Ollama "
+                                 "rejects it", node)
+            self.walk_pipe(node.pipe, cond=False)
         elif isinstance(node, nodes.ListNode):
             self.walk_list(node)
 

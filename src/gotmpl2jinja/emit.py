@@ -30,6 +30,7 @@ from gotmpl2jinja.analysis import (
     GoType,
     Variable,
     analyze,
+    jinja_identifier,
 )
 from gotmpl2jinja.errors import TranslationError
 
@@ -195,6 +196,33 @@ class Loop:
 
 
 @dataclass
+class TemplateMacro:
+    """One Go definition (`define`/`block`) as a Jinja macro, for one kind of argument.
+
+    The emitter is type-directed, so a definition called with arguments of different Go types
+    becomes one macro per type; a constant argument (or the root map) is folded into the macro,
+    which then takes no parameter."""
+
+    go_name: str
+    macro: str
+    dot: Expr  # what `.` and `$` are inside the definition
+    mode: str
+    takes_argument: bool
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TemplateMacros:
+    """Definitions requested so far, shared by the emitters of one template (chat, FIM, macros)."""
+
+    by_key: dict[tuple[object, ...], TemplateMacro] = field(default_factory=dict)
+    queue: list[TemplateMacro] = field(default_factory=list)
+
+    def taken(self) -> set[str]:
+        return {m.macro for m in self.by_key.values()}
+
+
+@dataclass
 class _Scope:
     """A Jinja scope being emitted (the template or one for body)."""
 
@@ -221,6 +249,7 @@ class Emitter:
     loop_names: set[str] = field(default_factory=set)
     mode: str = "messages"  # or "fim": Ollama's fill-in-the-middle path (§3)
     truthy: set[str] = field(default_factory=set)  # codes an enclosing `if`/`with` proved true
+    templates: TemplateMacros = field(default_factory=TemplateMacros)
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -284,6 +313,8 @@ class Emitter:
             self.emit_range(node)
         elif isinstance(node, nodes.WithNode):
             self.emit_with(node)
+        elif isinstance(node, nodes.TemplateNode):
+            self.emit_template_call(node)
         elif isinstance(node, BreakFlag):
             flag = self.loops[-1].break_flag
             self.line(f"{{%- set {flag}.done = true %}}")
@@ -310,6 +341,69 @@ class Emitter:
             self.assign(var, value, node)
         else:
             self.declare(var, value, node)
+
+    def emit_template_call(self, node: nodes.TemplateNode) -> None:
+        """`{{ template "name" pipeline }}`: a call of the definition's macro. Go runs the
+        definition with `.` and `$` set to the pipeline's value and none of the caller's
+        variables, which is what a macro with one parameter is."""
+        if self.mode not in ("messages", "fim"):
+            raise self.error("template/block in a legacy template: not supported", node)
+        if node.pipe is None:
+            raise self.error(f"{{{{ template {node.name!r} }}}} without an argument: Ollama "
+                             "rejects it", node)
+        args = node.pipe.cmds[0].args if len(node.pipe.cmds) == 1 else []
+        if len(args) == 1 and isinstance(args[0], nodes.DotNode) and not node.pipe.decl:
+            value = self.dot  # `.` itself, the root map included
+        else:
+            value = self.pipeline(node.pipe)
+        if value.type == GoType.RAISE:
+            self.output(value)
+            return
+        if node.name not in self.template.defines:
+            self.output(self.raising(f'template: no such template "{node.name}"'))
+            return
+        folded = value.is_const or value.type == GoType.ROOT
+        key: tuple[object, ...] = (node.name, self.mode, value.type, value.maybe_undefined,
+                                   repr(value.const) if folded else None)
+        entry = self.templates.by_key.get(key)
+        if entry is None:
+            base = ("fim_" if self.mode == "fim" else "") + "template_" \
+                + jinja_identifier(node.name)
+            taken = self.templates.taken() | {
+                v.jinja_name for v in self.analysis.variables.values()}
+            macro, n = base, 2
+            while macro in taken:
+                macro, n = f"{base}_{n}", n + 1
+            if value.type == GoType.NIL:
+                # Go hands a nil argument over as no data at all: `.X` of it is <no value>
+                value = replace(value, type=GoType.NO_DATA)
+            dot = value if folded else Expr("dot", value.type, stable=True,
+                                             maybe_undefined=value.maybe_undefined)
+            entry = TemplateMacro(node.name, macro, dot, self.mode, not folded)
+            self.templates.by_key[key] = entry
+            self.templates.queue.append(entry)
+        self.output(Expr(f"{entry.macro}({'' if folded else value.code})", GoType.STRING))
+
+    def emit_template_macros(self) -> None:
+        """Write the macros of every definition requested so far (and those they request)."""
+        while self.templates.queue:
+            entry = self.templates.queue.pop(0)
+            body = self.template.defines[entry.go_name]
+            child = type(self)(self.template, self.analysis, depth=1, mode=entry.mode,
+                               templates=self.templates, dot=entry.dot)
+            child.values[id(self.analysis.template_args[entry.go_name])] = entry.dot
+            child.open_scope(id(body), body)
+            child.emit_list(body)
+            child.flush()
+            self.macros |= child.macros
+            self.root_used |= child.root_used
+            self.message_fields |= child.message_fields
+            param = "dot" if entry.takes_argument else ""
+            entry.lines = [
+                "{#- Go's {{ define \"" + entry.go_name.replace("#}", "# }") + "\" }}"
+                + (f" for a {entry.dot.type.value} argument" if entry.takes_argument else "")
+                + ". #}",
+                f"{{%- macro {entry.macro}({param}) %}}", *child.lines, "{%- endmacro %}"]
 
     def declare(self, var: Variable, value: Expr, node: nodes.Node) -> None:
         inline = (
@@ -509,8 +603,8 @@ class Emitter:
             elem_type, natural_key, natural = MAP_VALUES[coll.type]
             key_name = natural_key
             iterable = f"{self.concrete(coll).wrap(ATOM)}|dictsort(case_sensitive=true)"
-        elif coll.type == GoType.NIL:
-            # ranging over a nil interface: no iterations (Go treats it as empty)
+        elif coll.type in (GoType.NIL, GoType.NO_DATA):
+            # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
                 self.emit_list(node.else_list)
             return
@@ -647,6 +741,8 @@ class Emitter:
             var = self.analysis.variable(node)
             if var.role == "root":
                 base = Expr("", GoType.ROOT, stable=True)
+            elif var.role == "template_arg":
+                base = self.values[id(var)]
             else:
                 base = self.values.get(id(var))
                 if base is None:
@@ -704,6 +800,8 @@ class Emitter:
             return Expr("none", GoType.NIL, const=None, is_const=True, stable=True)
         if t == GoType.NIL:
             return self.raising(f"nil pointer evaluating interface {{}}.{name}")
+        if t == GoType.NO_DATA:
+            return base  # Go: a field of no data is no data again (`<no value>`)
         if t in FIELDS and name in FIELDS[t]:
             info = FIELDS[t][name]
             if t == GoType.MESSAGE:
@@ -757,6 +855,8 @@ class Emitter:
                 return const_expr(go_float(e.const))
             if t == GoType.NIL:
                 return const_expr("<nil>" if sprint else "<no value>")
+            if t == GoType.NO_DATA and not sprint:
+                return const_expr("<no value>")
         if t == GoType.BOOL:
             return Expr(f"'true' if {e.wrap(OR)} else 'false'", GoType.STRING, COND,
                         stable=e.stable, loop=e.loop)
@@ -1184,11 +1284,14 @@ class Emitter:
 
     def run(self) -> str:
         body = self.body_lines()
+        self.emit_template_macros()
         if self.root_used - PATH_NEUTRAL_FIELDS:
             # The request may take Ollama's fill-in-the-middle path, where .System, .Tools and
             # .Messages do not exist and .Prompt/.Suffix do: a second rendering of the body.
-            fim = Emitter(self.template, self.analysis, depth=1, mode="fim")
+            fim = Emitter(self.template, self.analysis, depth=1, mode="fim",
+                          templates=self.templates)
             fim_body = fim.body_lines()
+            fim.emit_template_macros()
             self.macros |= fim.macros
             self.root_used |= fim.root_used
             if fim_body:
@@ -1208,7 +1311,8 @@ class Emitter:
                     *(INDENT + line for line in body),
                     "{%- endif %}",
                 ]
-        return "\n".join(self.header() + self.prelude() + body)
+        definitions = [line for entry in self.templates.by_key.values() for line in entry.lines]
+        return "\n".join(self.header() + self.prelude() + definitions + body)
 
     def header(self) -> list[str]:
         lines = [
