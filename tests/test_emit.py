@@ -9,6 +9,7 @@ and read the diff before committing it.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import sys
@@ -355,6 +356,25 @@ def test_a_template_becomes_a_macro_per_argument_type() -> None:
 def test_template_without_argument_is_refused_as_ollama_does() -> None:
     with pytest.raises(Gotmpl2JinjaError, match="without an argument"):
         translate('{{ template "x" }}{{ range .Messages }}{{ end }}', name="t.gotmpl")
+
+
+@pytest.mark.parametrize("day", [
+    "2024-01-01", "2024-03-01", "2023-03-01", "2100-03-01", "2000-03-01", "2024-02-29",
+    "2024-12-31", "2025-05-01", "2026-08-21", "2024-10-10", "1999-01-10",
+])
+def test_dates_match_go_on_pinned_clocks(day: str) -> None:
+    """currentDate/yesterdayDate from strftime_now: month lengths, leap years, year ends."""
+    source = ('{{ currentDate }} {{ yesterdayDate }} {{ yesterdayDate "x" }}'
+              "{{ range .Messages }}{{ end }}")
+    year, month, date = (int(x) for x in day.split("-"))
+    now = dt.datetime(year, month, date, 0, 30, 0, tzinfo=dt.timezone.utc)
+    conv = {"messages": [{"role": "user", "content": "q"}]}
+    want = reference.render(source, conv, now=now.isoformat())
+    expected_yesterday = (now - dt.timedelta(days=1)).strftime("%Y-%m-%d")
+    assert want == f"{day} {expected_yesterday} {expected_yesterday}"
+    jinja = translate(source)
+    for engine in get_engines(ENGINES):
+        assert engine.render(jinja, jinja_context(conv), now=now) == want, engine.name
 
 
 #: Tool calls with and without `arguments`, tools with and without `items` (and a null one).

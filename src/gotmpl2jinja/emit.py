@@ -1265,6 +1265,12 @@ class Emitter:
             return self.raising("currentDate takes string arguments")
         return Expr("strftime_now('%Y-%m-%d')", GoType.STRING)
 
+    def fn_yesterdayDate(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
+        if any(a.type != GoType.STRING for a in args):
+            return self.raising("yesterdayDate takes string arguments")
+        self.macros.add("yesterday_date")
+        return Expr("yesterday_date()", GoType.STRING)
+
     def fn_toTypeScriptType(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
         if len(args) != 1:
             raise self.error("toTypeScriptType takes one argument", node)

@@ -43,7 +43,7 @@ print_strings, print_int; tools — json_tools, json_tool, json_function, json_p
 json_properties, print_properties, json_property, print_property, print_property_type,
 typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls,
 json_tool_call, print_tool_calls, print_tool_call, print_tool_call_function, json_arguments,
-print_arguments. `gotmpl2jinja runtime --list` prints every contract.
+print_arguments; dates — yesterday_date. `gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
 `|float` turns it into FloatValue(-0), printed `-0.0`), and int-vs-float does not matter because
@@ -763,6 +763,33 @@ _define(
 {{- ']' -}}
 """,
     ("print_tool_call",),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# dates
+
+_define(
+    "yesterday_date", "",
+    "Ollama's yesterdayDate: the day before strftime_now('%Y-%m-%d') (Go's "
+    "`time.Now().AddDate(0, 0, -1)`), as YYYY-MM-DD, by calendar arithmetic: month lengths, "
+    "Gregorian leap years, year boundaries. Years 1..9999.",
+    """
+{%- set today = strftime_now('%Y-%m-%d').split('-') -%}
+{%- set y = today[0]|int -%}
+{%- set m = today[1]|int -%}
+{%- set d = today[2]|int - 1 -%}
+{%- if d == 0 -%}
+{%- set m = m - 1 -%}
+{%- if m == 0 -%}
+{%- set y = y - 1 -%}
+{%- set m = 12 -%}
+{%- endif -%}
+{%- set leap = (y % 4 == 0 and y % 100 != 0) or y % 400 == 0 -%}
+{%- set d = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1] -%}
+{%- endif -%}
+{{- ('000' ~ y|string)[-4:] ~ '-' ~ ('0' ~ m|string)[-2:] ~ '-' ~ ('0' ~ d|string)[-2:] -}}
+""",
 )
 
 
