@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from gotmpl2jinja.modelfile import parse_modelfile
-from gotmpl2jinja.parser import _lark, parse
+from gotmpl2jinja.parser import _parser, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 INVALID_MODELFILE = "ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
@@ -40,7 +40,7 @@ def corpus_templates() -> list[tuple[str, str]]:
 def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     started = time.perf_counter()
-    _lark()
+    _parser()
     build = time.perf_counter() - started
     templates = corpus_templates()
     chars = sum(len(src) for _, src in templates)

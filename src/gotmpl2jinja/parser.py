@@ -18,7 +18,7 @@ import bisect
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -26,9 +26,10 @@ from pathlib import Path
 
 from lark import Lark, Token, Tree
 from lark.common import LexerConf
-from lark.exceptions import LarkError, UnexpectedToken
+from lark.exceptions import LarkError
 from lark.lark import PostLex
 from lark.lexer import Lexer, LexerState, TerminalDef
+from lark.parsers.lalr_analysis import Shift
 from lark.utils import TextSlice
 
 from gotmpl2jinja import nodes as n
@@ -129,7 +130,10 @@ class _GoLexer(Lexer):
 
     def lex(self, lexer_state: LexerState, parser_state: object) -> Iterator[Token]:
         text = lexer_state.text
-        src: str = text.text if isinstance(text, TextSlice) else text
+        return self.start(text.text if isinstance(text, TextSlice) else text)
+
+    def start(self, src: str) -> Iterator[Token]:
+        """The tokens of `src`, forgetting the previous source's last action."""
         self.action_start, self.action_end, self.action_tokens = -1, -1, []
         return self.tokens(src)
 
@@ -224,6 +228,97 @@ def _lark() -> tuple[Lark, _GoLexer]:
     lexer = lark.parser.lexer.lexer  # inside Lark's PostLexConnector
     assert isinstance(lexer, _GoLexer)
     return lark, lexer
+
+
+class _Unexpected(Exception):
+    """The grammar has no move for `token` (Lark's UnexpectedToken, without its extras)."""
+
+    def __init__(self, token: Token) -> None:
+        super().__init__(token)
+        self.token = token
+
+
+# A parser move: (state to shift to, None) or (-1, (rule size, goto name, tree callback)).
+_Reduce = tuple[int, str, Callable[[list[object]], object]]
+_Move = tuple[int, _Reduce | None]
+
+
+class _Driver:
+    """The LALR loop over Lark's own parse table and tree-building callbacks.
+
+    Why not `Lark.parse`: its generic loop looks each reduction's rule up by hash and
+    compares rule names with `Token.__eq__`; resolving every reduction to (size, goto name,
+    callback) once saves that work on every token, with the same tables and the same trees.
+    """
+
+    def __init__(self, lark: Lark) -> None:
+        parser = lark.parser.parser.parser  # lark.parsers.lalr_parser._Parser
+        table = parser.parse_table
+        callbacks = parser.callbacks
+        self.start = table.start_states["start"]
+        self.end = table.end_states["start"]
+        self.states: dict[int, dict[str, _Move]] = {
+            state: {
+                term: (arg, None) if action is Shift else
+                      (-1, (len(arg.expansion), str(arg.origin.name), callbacks[arg]))
+                for term, (action, arg) in actions.items()
+            }
+            for state, actions in table.states.items()
+        }
+
+    def parse(self, tokens: Iterator[Token], end_pos: int) -> Tree:
+        states = self.states
+        state_stack = [self.start]
+        value_stack: list[object] = []
+        for token in tokens:
+            kind = token.type
+            while True:
+                move = states[state_stack[-1]].get(kind)
+                if move is None:
+                    raise _Unexpected(token)
+                target, reduce = move
+                if reduce is None:
+                    state_stack.append(target)
+                    value_stack.append(token)
+                    break
+                # _reduce, inlined: this loop runs twice per token
+                size, origin, callback = reduce
+                if size:
+                    children = value_stack[-size:]
+                    del state_stack[-size:]
+                    del value_stack[-size:]
+                else:
+                    children = []
+                value_stack.append(callback(children))
+                state_stack.append(states[state_stack[-1]][origin][0])
+        end = Token("$END", "", end_pos, end_pos=end_pos)
+        while True:
+            move = states[state_stack[-1]].get("$END")
+            if move is None or move[1] is None:
+                raise _Unexpected(end)
+            self._reduce(state_stack, value_stack, move[1])
+            if state_stack[-1] == self.end:
+                tree = value_stack[-1]
+                assert isinstance(tree, Tree)
+                return tree
+
+    def _reduce(self, state_stack: list[int], value_stack: list[object],
+                reduce: _Reduce) -> None:
+        size, origin, callback = reduce
+        if size:
+            children = value_stack[-size:]
+            del state_stack[-size:]
+            del value_stack[-size:]
+        else:
+            children = []
+        value_stack.append(callback(children))
+        state_stack.append(self.states[state_stack[-1]][origin][0])
+
+
+@lru_cache(maxsize=1)
+def _parser() -> tuple[_Driver, _GoLexer]:
+    lark, lexer = _lark()
+    return _Driver(lark), lexer
 
 
 # --- positions --------------------------------------------------------------------------------
@@ -814,8 +909,15 @@ class _Builder:
     def commands(self, tree: Tree | Token, pipe: n.PipeNode, close: int, *,
                  lead_var: bool) -> None:
         assert isinstance(tree, Tree)
-        for i, cmd_tree in enumerate(c for c in tree.children if isinstance(c, Tree)):
-            operands = [c for c in cmd_tree.children if isinstance(c, Tree)]
+        stages: list[list[Tree]] = [[]]
+        for child in tree.children:
+            if isinstance(child, Tree):
+                stages[-1].append(child)
+            else:  # PIPE
+                stages.append([])
+        for i, operands in enumerate(stages):
+            if not operands:  # after a trailing `|`
+                continue
             args = [self.operand(op, lead_var=lead_var and i == 0 and j == 0)
                     for j, op in enumerate(operands)]
             pipe.cmds.append(n.CommandNode(args, pos=args[0].pos))
@@ -945,13 +1047,13 @@ def parse(source: str, name: str = "template") -> n.Template:
 
 
 def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
-    lark, lexer = _lark()
+    driver, lexer = _parser()
     try:
-        tree = lark.parse(source)
-    except (_LexError, _NoToken, UnexpectedToken) as exc:
-        at_end = isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
+        tree = driver.parse(lexer.start(source), len(source))
+    except (_LexError, _NoToken, _Unexpected) as exc:
+        at_end = isinstance(exc, _Unexpected) and exc.token.type == "$END"
         offset = len(source) if at_end else (
-            exc.token.start_pos if isinstance(exc, UnexpectedToken) else exc.offset)
+            exc.token.start_pos if isinstance(exc, _Unexpected) else exc.offset)
         _raise_earlier(source, name, where, lexer, offset)
         line: int | None = None
         if isinstance(exc, _LexError):
@@ -969,8 +1071,7 @@ def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
         if isinstance(child, Token):
             items.append(child)
             continue
-        ld, body, rd = child.children
-        ltok, rtok = ld.children[0], rd.children[0]
+        ltok, body, rtok = child.children
         keyword = None
         if body.data in ("act_else_if", "act_else_with", "act_define"):
             keyword = body.children[1] if body.data != "act_define" else body.children[0]
