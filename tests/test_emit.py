@@ -436,7 +436,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 @pytest.mark.parametrize(("source", "message"), [
     ("{{ range .Messages }}{{ len .Content }}{{ end }}", "counts UTF-8 bytes"),
     ("{{ range .Messages }}{{ . }}{{ end }}", "printing a value of Go type"),
-    ("{{ .Prompt }}", "legacy templates"),
+    ("{{ range .Messages }}{{ .Images }}{{ end }}", "Images of \\*templateMessage"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message) as info:

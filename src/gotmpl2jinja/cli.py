@@ -278,17 +278,20 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     from gotmpl2jinja.errors import Gotmpl2JinjaError
     from gotmpl2jinja.formats import write_output
     from gotmpl2jinja.inputs import convert_source, load_source
+    from gotmpl2jinja.legacy import collect_warnings
 
     source = load_source(input_spec, models_dir=Path(models_dir) if models_dir else None)
     for warning in source.warnings:
         click.echo(f"warning: {warning}", err=True)
     try:
-        jinja = convert_source(source)
+        jinja, problems = collect_warnings(lambda: convert_source(source))
     except Gotmpl2JinjaError as exc:
         if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
             exc.line, exc.col = source.locate(exc.line, exc.col)
         exc.name = source.name
         raise
+    for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
+        click.echo(f"warning: {problem}", err=True)
     if output is None:
         if fmt != "jinja":
             raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")

@@ -1399,10 +1399,12 @@ def uses_messages(template: nodes.Template) -> bool:
 
 
 def emit(template: nodes.Template) -> str:
-    """Jinja for a parsed messages-path template (raises TranslationError when unfaithful)."""
+    """Jinja for a parsed template, messages or legacy path (raises TranslationError when
+    unfaithful)."""
     if not uses_messages(template):
-        raise TranslationError("legacy templates (no .Messages): not yet supported",
-                               name=template.name)
+        from gotmpl2jinja.legacy import translate_legacy  # the per-turn path (§9)
+
+        return translate_legacy(template, template.name)
     analysis = analyze(template)
     return Emitter(template, analysis).run()
 
