@@ -50,8 +50,14 @@ class GoType(Enum):
     STRINGS = "[]string"
     ANYS = "[]any"
     TRUTH = "a value only tested for truth"  # and/or of mixed types, used as a condition
+    MIXED = "a variable assigned values of several Go types"  # see MIXABLE
     RAISE = "an execution error"  # evaluating it fails in Go
 
+
+#: Go types a variable may hold besides a string (granite3-guardian: `$p := ""`, later a message):
+#: their Jinja dicts are never empty, so Jinja's truth is Go's (a struct pointer is true), and
+#: `is mapping` tells them from the string at run time.
+MIXABLE = {GoType.MESSAGE, GoType.TOOL_CALL, GoType.TOOL}
 
 #: Slices: element type and the natural Jinja name of one element.
 SLICE_ELEMENTS: dict[GoType, tuple[GoType, str]] = {
@@ -213,6 +219,7 @@ class Analysis:
     namespace_names: dict[int, str] = field(default_factory=dict)
     fields_used: set[str] = field(default_factory=set)  # Go field names anywhere
     template_args: dict[str, Variable] = field(default_factory=dict)  # define name -> its `$`
+    mixed: dict[int, tuple[GoType, ...]] = field(default_factory=dict)  # id(Variable) -> types
     uses_tools: bool = False
 
     def variable(self, node: nodes.VariableNode) -> Variable:

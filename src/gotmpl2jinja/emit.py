@@ -22,6 +22,7 @@ from gotmpl2jinja import nodes
 from gotmpl2jinja.analysis import (
     FIELDS,
     MAP_VALUES,
+    MIXABLE,
     ROOT_FIELDS,
     SLICE_ELEMENTS,
     STRUCTS,
@@ -78,6 +79,7 @@ class Expr:
     slice_of: tuple[Expr, Expr] | None = None  # (collection, start) for `slice x i`
     owner: str | None = None  # code of the struct a field was read from (for String())
     negated: str | None = None  # a tidier Jinja code for `not` of it (`a != b` for `a == b`)
+    alts: tuple[GoType, ...] = ()  # the Go types a MIXED value may have
 
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
@@ -193,6 +195,14 @@ class Loop:
     node: nodes.RangeNode
     collection: Expr
     break_flag: str | None = None
+
+
+class Retype(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """A variable turned out to hold a string and a struct: emit again with it MIXED."""
+
+    def __init__(self, var_id: int, types: tuple[GoType, ...]) -> None:
+        super().__init__(var_id, types)
+        self.var_id, self.types = var_id, types
 
 
 @dataclass
@@ -418,16 +428,25 @@ class Emitter:
             pass  # initialised in the namespace() call at the top of its scope
         else:
             self.line(f"{{%- set {var.ref} = {value.code} %}}")
+        alts = self.analysis.mixed.get(id(var))
+        if alts is not None:
+            self.values[id(var)] = Expr(var.ref, GoType.MIXED, alts=alts)
+            return
         self.values[id(var)] = Expr(var.ref, value.type, maybe_undefined=value.maybe_undefined)
 
     def assign(self, var: Variable, value: Expr, node: nodes.Node) -> None:
         current = self.values.get(id(var))
         if current is None:
             raise self.error(f"assignment to {var.go_name} before it has a value", node)
-        if current.type != value.type and not (
+        if current.type == GoType.MIXED and value.type in current.alts:
+            pass
+        elif current.type != value.type and not (
             var.condition_only and {current.type, value.type} <= {GoType.BOOL, GoType.TRUTH,
                                                                     GoType.STRING, GoType.INT}
         ):
+            types = set(current.alts or (current.type,)) | {value.type}
+            if GoType.STRING in types and len(types) == 2 and types - {GoType.STRING} <= MIXABLE:
+                raise Retype(id(var), tuple(sorted(types, key=lambda t: t.value)))
             raise self.error(
                 f"{var.go_name} changes type ({current.type.value} → {value.type.value}); "
                 "not supported", node)
@@ -802,6 +821,13 @@ class Emitter:
             return self.raising(f"nil pointer evaluating interface {{}}.{name}")
         if t == GoType.NO_DATA:
             return base  # Go: a field of no data is no data again (`<no value>`)
+        if t == GoType.MIXED:
+            (struct,) = [a for a in base.alts if a != GoType.STRING]
+            on_struct = self.field(replace(base, type=struct, alts=()), name, node)
+            fail = quote(f"template: can't evaluate field {name} in type string")
+            return Expr(f"{on_struct.wrap(OR)} if {base.code} is mapping else "
+                        f"raise_exception({fail})", on_struct.type, COND, stable=base.stable,
+                        maybe_undefined=on_struct.maybe_undefined)
         if t in FIELDS and name in FIELDS[t]:
             info = FIELDS[t][name]
             if t == GoType.MESSAGE:
@@ -845,6 +871,24 @@ class Emitter:
             return e
         if t == GoType.STRING:
             return e
+        if t == GoType.MIXED and not sprint:
+            (struct,) = [a for a in e.alts if a != GoType.STRING]
+            other = self.text(replace(e, type=struct, alts=()), node)
+            return Expr(f"{e.code} if {e.code} is string else {other.wrap(COND)}",
+                        GoType.STRING, COND, stable=e.stable)
+        if t == GoType.MESSAGE and not sprint:
+            # text/template prints the *templateMessage it points to, in Go struct syntax:
+            # {Role Content Thinking Images ToolCalls ToolName ToolCallID}; Images is nil here
+            self.message_fields |= {"thinking", "tool_calls", "tool_name", "tool_call_id"}
+            self.macros.add("print_tool_calls")
+            m = e.wrap(ATOM)
+            return Expr(f"'{{' ~ {m}.role ~ ' ' ~ {m}.content ~ ' ' ~ {m}.thinking ~ ' [] ' ~ "
+                        f"print_tool_calls({m}.tool_calls) ~ ' ' ~ {m}.tool_name ~ ' ' ~ "
+                        f"{m}.tool_call_id ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
+        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS) and not sprint:
+            macro = "print_tool_call" if t == GoType.TOOL_CALL else "print_tool_calls"
+            self.macros.add(macro)
+            return Expr(f"{macro}({e.code})", GoType.STRING)
         if e.is_const:
             if t == GoType.BOOL:
                 return const_expr("true" if e.const else "false")
@@ -918,6 +962,9 @@ class Emitter:
         for a in args:
             if a.type == GoType.RAISE:
                 return a
+        if name != "not" and any(a.type == GoType.MIXED for a in args):
+            raise self.error(f"{name} of a variable holding values of several Go types: "
+                             "not supported", node)
         handler = getattr(self, f"fn_{name}", None)
         if handler is None:
             raise self.error(f"function {name!r}: not supported", node)
@@ -1406,7 +1453,12 @@ def emit(template: nodes.Template) -> str:
 
         return translate_legacy(template, template.name)
     analysis = analyze(template)
-    return Emitter(template, analysis).run()
+    for _ in range(8):
+        try:
+            return Emitter(template, analysis).run()
+        except Retype as retype:
+            analysis.mixed[retype.var_id] = retype.types
+    raise TranslationError("variables changing type too often", name=template.name)
 
 
 def translate(source: str, name: str = "template") -> str:
