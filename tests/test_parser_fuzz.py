@@ -10,6 +10,7 @@ Disagreements found this way are pinned in REGRESSIONS below, checked against Go
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -32,7 +33,11 @@ FRAGMENTS = (
     "{{ $x }}", "{{ range $i, $v := . }}", "{{ if . }}", "{{ with . }}", "{{ range . }}",
 )
 
-_OPS = ("delete", "duplicate", "swap", "insert", "splice")
+_OPS = ("delete", "duplicate", "swap", "insert", "splice",
+        "drop_action", "copy_action", "move_action")
+# An action as a person would see it (good enough to pick whole actions; strings with `}}`
+# inside just give a different cut).
+_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,21 @@ class Mutation:
         if self.op == "splice":
             cut = int(self.c * len(self.other))
             return source[:i] + self.other[cut:]
+        if self.op.endswith("_action"):
+            # whole actions: these keep the lexer happy and upset nesting, scopes and Vars()
+            actions = list(_ACTION.finditer(source))
+            if not actions:
+                return source
+            picked = actions[min(int(self.a * len(actions)), len(actions) - 1)]
+            text, start, end = picked.group(), picked.start(), picked.end()
+            target = actions[min(int(self.c * len(actions)), len(actions) - 1)].start()
+            if self.op == "drop_action":
+                return source[:start] + source[end:]
+            if self.op == "copy_action":
+                return source[:target] + text + source[target:]
+            rest = source[:start] + source[end:]
+            target = target if target < start else max(target - len(text), start)
+            return rest[:target] + text + rest[target:]
         raise ValueError(self.op)  # pragma: no cover
 
 
@@ -148,10 +168,25 @@ def test_mutated_corpus_agrees_with_go(source: str) -> None:
     assert_agrees(source)
 
 
-@settings(max_examples=300)
+@settings(max_examples=1000)
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12).map("".join))
 def test_fragment_soup_agrees_with_go(source: str) -> None:
-    """Short sources made only of fragments: dense in the corner cases of Go's lexer."""
+    """Short sources made only of fragments: dense in the corner cases of Go's parser."""
+    assert_agrees(source)
+
+
+#: Characters and short words for the character soup: Go's lexer decides on each of them.
+ATOMS = (
+    *"{}-/*$.()|\"'`:=, \n\t\rabx019_+eEipP\\", "{{", "}}", "{{ ", " }}", "if ", "end", "else ",
+    "range ", "with ", "nil", "true", "len ", "$x", ".A", "0x", "\u00e9", "\x00", "\u2028",
+)
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.sampled_from(ATOMS), min_size=1, max_size=18).map(lambda a: "{{" + "".join(a)))
+def test_character_soup_agrees_with_go(source: str) -> None:
+    """An action opened and filled with characters: dense in the corners of Go's lexer
+    (this found fields after a constant, next to a lexical error)."""
     assert_agrees(source)
 
 
@@ -215,3 +250,9 @@ def test_mutations_do_what_they_say() -> None:
     assert Mutation("swap", 0.1, 0.3, 0.6).apply(s) == "0673451289"
     assert Mutation("swap", 0.6, 0.8, 0.1).apply(s) == "0673451289"  # symmetric
     assert Mutation("swap", 0.2, 0.6, 0.4).apply(s) == "0167234589"  # overlap: a move
+    t = "a{{ 1 }}b{{ 2 }}c{{ 3 }}d"
+    assert Mutation("drop_action", 0.5, 0, 0).apply(t) == "a{{ 1 }}bc{{ 3 }}d"
+    assert Mutation("copy_action", 0.9, 0, 0.0).apply(t) == "a{{ 3 }}{{ 1 }}b{{ 2 }}c{{ 3 }}d"
+    assert Mutation("move_action", 0.0, 0, 0.9).apply(t) == "ab{{ 2 }}c{{ 1 }}{{ 3 }}d"
+    assert Mutation("move_action", 0.9, 0, 0.0).apply(t) == "a{{ 3 }}{{ 1 }}b{{ 2 }}cd"
+    assert Mutation("drop_action", 0.5, 0, 0).apply("no actions") == "no actions"
