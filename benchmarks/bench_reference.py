@@ -42,17 +42,20 @@ def go_cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(label: str, seconds: float, step: object, pid: int | None) -> None:
-    """Call `step` for about `seconds`; print calls per wall second and per CPU second (Python
-    plus Go), the latter being what one core sustains even when the machine is shared."""
+def measure(label: str, seconds: float, step: object, pid: int | None,
+            per_call: int = 1) -> None:
+    """Call `step` for about `seconds`; print renders per wall second and per CPU second
+    (Python plus Go), the latter being what one core sustains even when the machine is shared.
+    `per_call`: renders one call of `step` makes (a batch)."""
     assert callable(step)
     step()  # warm up (starts/builds the process, fills the template cache)
     count, start = 0, time.perf_counter()
     cpu_start, go_start = time.process_time(), go_cpu_seconds(pid)
+    calls = max(1, 100 // per_call)
     while (elapsed := time.perf_counter() - start) < seconds:
-        for _ in range(100):
+        for _ in range(calls):
             step()
-        count += 100
+        count += calls * per_call
     cpu = time.process_time() - cpu_start + go_cpu_seconds(pid) - go_start
     per_cpu = f"{count / cpu:>9,.0f} /CPU-s" if cpu > 0 else "        n/a"
     print(f"{label:<46} {count / elapsed:>9,.0f} /s  {per_cpu}  ({count} in {elapsed:.2f} s)")
@@ -73,6 +76,10 @@ def main() -> None:
         print(f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         measure(f"render, chatml+tools, 10 messages ({size} B out)", args.seconds,
                 lambda: renderer.render(template, chat), pid)
+        for size in (10, 100):
+            batch = [chat] * size
+            measure(f"render_many, same, batches of {size} (per case)", args.seconds,
+                    lambda b=batch: renderer.render_many(template, b), pid, per_call=size)
         measure("check_parse, same template (cached)", args.seconds,
                 lambda: renderer.check_parse(template), pid)
         counter = iter(range(10**9))

@@ -5,8 +5,9 @@ its Jinja from the translator (or `--jinja FILE`). All engines unless `--engines
 
 Prints:
 - verified cases/second of `verify_template` end to end (generation + Go + every engine);
-- the split: hypothesis generation alone, the Go reference renderer alone, each engine alone
-  (on a sample of the same conversations), in milliseconds per case.
+- the split on a sample of the same conversations, in milliseconds per case: generation (the
+  bulk mode's seeded random draw, and hypothesis's engine for comparison), the Go reference
+  renderer and each engine, each one case per request and in batches as the harness does.
 
 Usage: python benchmarks/bench_verify.py [--cases 10000] [--sample 500] [--engines a,b]
 No assertion on time: the figures are for people (target: 10,000 cases < 60 s on one core).
@@ -15,6 +16,7 @@ No assertion on time: the figures are for people (target: 10,000 cases < 60 s on
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import time
@@ -26,26 +28,35 @@ TEMPLATE = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"
 
 
 def sample_conversations(count: int, seed: int) -> tuple[list[dict[str, Any]], float]:
-    """`count` conversations from the harness's own strategy, and the seconds it took."""
+    """`count` conversations as the harness draws them in bulk, and the seconds it took."""
+    from gotmpl2jinja.strategies import draw_random, text_pool, tools_pool
+
+    text_pool(), tools_pool()  # built once per process, not per case
+    rng = random.Random(seed)
+    start = time.perf_counter()
+    drawn = [draw_random(rng).conversation for _ in range(count)]
+    return drawn, time.perf_counter() - start
+
+
+def hypothesis_generation(count: int, seed: int) -> float:
+    """Seconds for hypothesis's engine to generate `count` conversations, one test case each."""
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
     from gotmpl2jinja.strategies import conversations
 
-    drawn: list[dict[str, Any]] = []
-
-    def keep(conv: dict[str, Any]) -> bool:
-        drawn.append(conv)
-        return False
-
     start = time.perf_counter()
     try:
-        find(conversations(), keep, random=random.Random(seed), settings=settings(
+        find(conversations(), lambda conv: False, random=random.Random(seed), settings=settings(
             max_examples=count, database=None, deadline=None, phases=[Phase.generate],
             suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         pass
-    return drawn, time.perf_counter() - start
+    return time.perf_counter() - start
+
+
+def per_case_ms(seconds: float, n: int) -> str:
+    return f"{seconds / n * 1000:7.3f}"
 
 
 def main() -> int:
@@ -58,9 +69,15 @@ def main() -> int:
     args = parser.parse_args()
 
     from gotmpl2jinja.conversation import jinja_context
-    from gotmpl2jinja.engines import DEFAULT_NOW, get_engines
+    from gotmpl2jinja.engines import DEFAULT_NOW, get_engines, render_many
     from gotmpl2jinja.errors import RenderError
-    from gotmpl2jinja.verify import go_render, parse_engine_list, verify_template
+    from gotmpl2jinja.verify import (
+        MAX_BATCH,
+        go_render,
+        go_render_many,
+        parse_engine_list,
+        verify_template,
+    )
 
     go_source = TEMPLATE.read_text(encoding="utf-8")
     if args.jinja is not None:
@@ -72,6 +89,7 @@ def main() -> int:
     names = parse_engine_list(args.engines)
     engines = get_engines(names)
     print(f"template: {TEMPLATE.relative_to(ROOT)}; engines: {', '.join(e.name for e in engines)}")
+    print(f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 
     # Warm up: Go build/start, node start, compile caches.
     verify_template(go_source, jinja_source, cases=5, engines=names, seed=args.seed)
@@ -87,15 +105,24 @@ def main() -> int:
     convs, generation = sample_conversations(args.sample, args.seed + 1)
     n = len(convs)
     print(f"split over a sample of {n} conversations (ms per case):")
-    print(f"  hypothesis generation  {generation / n * 1000:7.3f}")
+    print(f"  generation, bulk random draw       {per_case_ms(generation, n)}")
+    print("  generation, hypothesis engine      "
+          f"{per_case_ms(hypothesis_generation(n, args.seed + 1), n)}")
     start = time.perf_counter()
     for conv in convs:
         try:
             go_render(go_source, conv, DEFAULT_NOW)
         except RenderError:
             pass
-    print(f"  go reference           {(time.perf_counter() - start) / n * 1000:7.3f}")
+    single = time.perf_counter() - start
+    start = time.perf_counter()
+    for i in range(0, n, MAX_BATCH):
+        go_render_many(go_source, convs[i:i + MAX_BATCH], DEFAULT_NOW)
+    print(f"  go reference       single {per_case_ms(single, n)}   batch "
+          f"{per_case_ms(time.perf_counter() - start, n)}")
+    start = time.perf_counter()
     contexts = [jinja_context(conv) for conv in convs]
+    print(f"  jinja_context      {per_case_ms(time.perf_counter() - start, n)}")
     for engine in engines:
         start = time.perf_counter()
         for context in contexts:
@@ -103,7 +130,12 @@ def main() -> int:
                 engine.render(jinja_source, context, now=DEFAULT_NOW)
             except RenderError:
                 pass
-        print(f"  {engine.name:<22} {(time.perf_counter() - start) / n * 1000:7.3f}")
+        single = time.perf_counter() - start
+        start = time.perf_counter()
+        for i in range(0, n, MAX_BATCH):
+            render_many(engine, jinja_source, contexts[i:i + MAX_BATCH], now=DEFAULT_NOW)
+        print(f"  {engine.name:<18} single {per_case_ms(single, n)}   batch "
+              f"{per_case_ms(time.perf_counter() - start, n)}")
     return 0
 
 
