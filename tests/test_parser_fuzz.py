@@ -11,6 +11,7 @@ Disagreements found this way are pinned in REGRESSIONS below, checked against Go
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -256,3 +257,34 @@ def test_mutations_do_what_they_say() -> None:
     assert Mutation("move_action", 0.0, 0, 0.9).apply(t) == "ab{{ 2 }}c{{ 1 }}{{ 3 }}d"
     assert Mutation("move_action", 0.9, 0, 0.0).apply(t) == "a{{ 3 }}{{ 1 }}b{{ 2 }}cd"
     assert Mutation("drop_action", 0.5, 0, 0).apply("no actions") == "no actions"
+
+
+def test_driver_builds_the_trees_lark_builds() -> None:
+    """The parser's LALR loop runs Lark's tables and callbacks: on every corpus template, a
+    mutated copy of each and a copy cut inside an action, it must give Lark's own tree, or
+    fail on the same token as Lark."""
+    from lark.exceptions import UnexpectedToken
+
+    from gotmpl2jinja.parser import _lark, _LexError, _NoToken, _parser, _Unexpected
+
+    lark, _ = _lark()
+    driver, lexer = _parser()
+
+    def outcome(run: Callable[[], object]) -> object:
+        try:
+            return run()
+        except (UnexpectedToken, _Unexpected) as exc:
+            where = None if exc.token.type == "$END" else exc.token.start_pos
+            return ("unexpected", exc.token.type, where)
+        except (_LexError, _NoToken) as exc:
+            return ("lexer", type(exc).__name__, exc.offset)
+
+    kinds = set()
+    for index, source in enumerate(_SOURCES):
+        mutated = Mutation("drop_action", (index * 7 % 10) / 10, 0, 0).apply(source)
+        for text in (source, mutated, source + "{{ end", source + "{{ 1a }}"):
+            expected = outcome(lambda: lark.parse(text))  # noqa: B023 - called at once
+            got = outcome(lambda: driver.parse(iter(lexer.start(text)), len(text)))  # noqa: B023
+            assert got == expected, text[:200]
+            kinds.add(expected[0] if isinstance(expected, tuple) else "tree")
+    assert kinds == {"tree", "unexpected", "lexer"}

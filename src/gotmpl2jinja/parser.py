@@ -114,8 +114,7 @@ class _GoLexer(Lexer):
     checks by looking around a token: keywords, `.A.B` chains, and what may follow a word or
     a number. Why not Lark's contextual lexer: one compiled regex per mode and no per-token
     generator layers make lexing several times cheaper, and the parser still sees the same
-    tokens. It remembers the action being lexed so an error can be checked against what Go
-    would have rejected earlier in that action."""
+    tokens."""
 
     __future_interface__ = 2
 
@@ -124,23 +123,32 @@ class _GoLexer(Lexer):
         self.text_scan = _scanner([t for t in terminals if t.name in _TEXT_MODE])
         self.action_scan = _scanner([t for t in terminals if t.name not in _TEXT_MODE])
         self.ignore = frozenset(conf.ignore)
+
+    def lex(self, lexer_state: LexerState, parser_state: object) -> Iterator[Token]:
+        text = lexer_state.text
+        return iter(self.start(text.text if isinstance(text, TextSlice) else text))
+
+    def start(self, src: str) -> _Scan:
+        """A lexing run over `src` (its own state: parses in several threads do not mix)."""
+        return _Scan(self, src)
+
+
+class _Scan:
+    """One lexing run. It remembers the action being lexed so an error can be checked
+    against what Go would have rejected earlier in that action."""
+
+    def __init__(self, lexer: _GoLexer, src: str) -> None:
+        self.lexer = lexer
+        self.src = src
         self.action_start = -1              # offset of the last `{{`
         self.action_end = -1                # end of its `}}`, -1 while it is open
         self.action_tokens: list[Token] = []
 
-    def lex(self, lexer_state: LexerState, parser_state: object) -> Iterator[Token]:
-        text = lexer_state.text
-        return self.start(text.text if isinstance(text, TextSlice) else text)
-
-    def start(self, src: str) -> Iterator[Token]:
-        """The tokens of `src`, forgetting the previous source's last action."""
-        self.action_start, self.action_end, self.action_tokens = -1, -1, []
-        return self.tokens(src)
-
-    def tokens(self, src: str) -> Iterator[Token]:
+    def __iter__(self) -> Iterator[Token]:
+        src = self.src
         size = len(src)
-        text_match, action_match = self.text_scan.match, self.action_scan.match
-        ignore = self.ignore
+        text_match, action_match = self.lexer.text_scan.match, self.lexer.action_scan.match
+        ignore = self.lexer.ignore
         pos = 0
         in_action = False
         prev: Token | None = None
@@ -1048,13 +1056,14 @@ def parse(source: str, name: str = "template") -> n.Template:
 
 def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
     driver, lexer = _parser()
+    scan = lexer.start(source)
     try:
-        tree = driver.parse(lexer.start(source), len(source))
+        tree = driver.parse(iter(scan), len(source))
     except (_LexError, _NoToken, _Unexpected) as exc:
         at_end = isinstance(exc, _Unexpected) and exc.token.type == "$END"
         offset = len(source) if at_end else (
             exc.token.start_pos if isinstance(exc, _Unexpected) else exc.offset)
-        _raise_earlier(source, name, where, lexer, offset)
+        _raise_earlier(source, name, where, scan, offset)
         line: int | None = None
         if isinstance(exc, _LexError):
             message = exc.message
@@ -1122,15 +1131,14 @@ def _trims_right(item: Token | _Action) -> bool:
     return item.type == "COMMENT" and str(item).endswith("-}}") and str(item)[-4] in _GO_SPACE
 
 
-def _raise_earlier(source: str, name: str, where: _Where, lexer: _GoLexer,
-                   offset: int) -> None:
+def _raise_earlier(source: str, name: str, where: _Where, scan: _Scan, offset: int) -> None:
     """Go reports the first error in source order: before blaming `offset`, run Go's checks on
     the actions before the one the grammar rejected (an undefined name or a stray {{end}}
     there) and on the tokens of that action before `offset`."""
-    start, end = lexer.action_start, lexer.action_end
+    start, end = scan.action_start, scan.action_end
     if start < 0 or 0 <= end <= offset:
         return
-    tokens = lexer.action_tokens
+    tokens = scan.action_tokens
     builder = _Builder(source, name, where)
     if start > 0:
         prefix = source[:start]
