@@ -163,7 +163,7 @@ _DEDENTS = re.compile(r"\{%-?\s*(?:else|elif|endif|endfor|endmacro)\b")
 _TAG_OPEN = ("{%-", "{{-", "{#-")
 
 
-def indent_by_nesting(source: str, indent: str = "  ") -> str:
+def indent_by_nesting(source: str, indent: str = "    ") -> str:
     """`source` re-indented by its if/for/macro nesting, for a reader; output is unchanged.
 
     Only for Jinja whose every tag trims on both sides (`{%- … -%}`, `{{- … -}}`, `{#- … -#}`),
