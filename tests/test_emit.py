@@ -417,6 +417,21 @@ def test_string_or_message_variables_match_go(source: str, messages: list[Any]) 
         assert outputs == dict.fromkeys(ENGINES, want)
 
 
+def test_output_reads_like_hand_written_jinja() -> None:
+    source = ('{{ range .Messages }}{{ if eq .Role "system" }}{{ else }}[{{ .Content }}]{{ end }}'
+              "{{ if .Content }}{{ end }}{{ end }}"
+              "{{ if .Tools }}{{ range .Tools }}{{ .Function.Name }};{{ end }}{{ end }}")
+    jinja = translate(source)
+    template_proper = jinja.split(MACROS_OUTRO)[-1]
+    assert "{%- if message.role != 'system' %}" in template_proper  # no empty then-branch
+    assert "{%- if message.content %}" not in template_proper  # an empty `if` goes
+    assert "{%- for tool in tools %}" in template_proper  # the `if tools` guard suffices
+    want, outputs = _render_go_and_jinja(source, {
+        "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "u"}],
+        "tools": _TOOLS})
+    assert outputs == dict.fromkeys(ENGINES, want)
+
+
 #: Tool calls with and without `arguments`, tools with and without `items` (and a null one).
 _ABSENT_FIELDS_CONV: dict[str, Any] = {
     "messages": [
