@@ -288,3 +288,16 @@ def test_driver_builds_the_trees_lark_builds() -> None:
             assert got == expected, text[:200]
             kinds.add(expected[0] if isinstance(expected, tuple) else "tree")
     assert kinds == {"tree", "unexpected", "lexer"}
+
+
+@given(st.text(alphabet="ab\n\u00e9\u20ac\U0001f600\udcff", max_size=60), st.data())
+def test_positions_are_go_byte_offsets(source: str, data: st.DataObject) -> None:
+    """Node positions in Go's terms (byte offset, line, byte column), computed per line."""
+    from gotmpl2jinja.parser import _Where
+
+    offset = data.draw(st.integers(0, len(source)))
+    pos = _Where(source).pos(offset)
+    line_start = source.rfind("\n", 0, offset) + 1
+    assert pos.offset == len(source[:offset].encode("utf-8", "surrogatepass"))
+    assert pos.line == source.count("\n", 0, offset) + 1
+    assert pos.col == len(source[line_start:offset].encode("utf-8", "surrogatepass")) + 1

@@ -95,6 +95,11 @@ class _NoToken(Exception):
         self.offset = offset
 
 
+# Token(type, value, start_pos, line, column, end_line, end_column, end_pos) without the
+# keyword-argument checks of Token.__new__ (they cost more than the rest of the lexer's work
+# on a token); falls back to the public constructor if Lark renames its helper.
+_new_token: Callable[..., Token] = getattr(Token, "_future_new", Token)
+
 # Terminals of text mode (outside actions); every other terminal belongs to action mode.
 _TEXT_MODE = ("COMMENT", "LDELIM_TRIM", "LDELIM", "TEXT")
 _OPENERS = frozenset({"LDELIM", "LDELIM_TRIM"})
@@ -161,7 +166,7 @@ class _Scan:
             assert kind is not None
             end = m.end()
             if not in_action:
-                tok = Token(kind, m.group(), pos, end_pos=end)
+                tok = _new_token(kind, m.group(), pos, None, None, None, None, end)
                 if kind in _OPENERS:
                     in_action = True
                     prev = None
@@ -181,7 +186,7 @@ class _Scan:
                 elif kind in _OPERAND_START:
                     raise _LexError(f"unexpected {m.group()!r} in operand (missing space?)",
                                     pos)
-            tok = Token(kind, m.group(), pos, end_pos=end)
+            tok = _new_token(kind, m.group(), pos, None, None, None, None, end)
             if kind in _WORDISH or kind == "CHAINFIELD":
                 if not _at_terminator(src, end):
                     raise _LexError(f"bad character {_go_rune(src[end])} after {str(tok)!r}",
@@ -339,6 +344,13 @@ class _Where:
         self.source = source
         self.ascii = source.isascii()
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
+        # byte offset of each line start, so a position costs one line's encoding, not the
+        # whole prefix's (which made positions quadratic in a non-ASCII template)
+        self.line_bytes = self.line_starts
+        if not self.ascii:
+            self.line_bytes = list(itertools.accumulate(
+                (len(source[a:b].encode("utf-8", "surrogatepass"))
+                 for a, b in itertools.pairwise(self.line_starts)), initial=0))
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.line_starts, offset)
@@ -349,8 +361,7 @@ class _Where:
         if self.ascii:
             return n.Pos(offset, line, offset - start + 1)
         col = len(self.source[start:offset].encode("utf-8", "surrogatepass")) + 1
-        byte_off = len(self.source[:offset].encode("utf-8", "surrogatepass"))
-        return n.Pos(byte_off, line, col)
+        return n.Pos(self.line_bytes[line - 1] + col - 1, line, col)
 
     def eof_line(self) -> int:
         return len(self.line_starts)
