@@ -1,0 +1,326 @@
+"""The corpus sweep: translate and verify every Go template of a corpus, one table row each.
+
+Why: the translator's real test is the templates people use. The sweep finds every Go template
+under the given folders — `*.gotmpl` files and the TEMPLATE of every Modelfile (unsloth's
+`{__FILE_LOCATION__}` / `{__EOS_TOKEN__}` placeholders filled) — and for each one reports the
+path Ollama renders it by, whether it translates (or the TranslationError, placed), and what the
+differential harness (`verify.verify_template`: Go against every engine) found, with the first
+minimal counterexample. The Markdown table is committed as docs/sweep.md; `--json` gives the
+same rows for tools.
+
+Identical sources (the corpus has many copies of a few templates) are verified once and the
+result is reused: same source, same seed, same answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gotmpl2jinja.errors import (
+    Gotmpl2JinjaError,
+    ModelfileError,
+    ReferenceRendererError,
+    TemplateSyntaxError,
+    TranslationError,
+)
+
+#: Unsloth's Modelfiles are templates for a generator; these stand in for its placeholders.
+PLACEHOLDERS = {"{__FILE_LOCATION__}": "model.gguf", "{__EOS_TOKEN__}": "</s>"}
+
+#: How long a counterexample may be in the table (the JSON output has it whole).
+SHORT = 160
+
+#: Status words of a row.
+EQUIVALENT = "equivalent"
+DIVERGES = "diverges"
+NOT_TRANSLATED = "not translated"
+INVALID = "invalid input"
+ERROR = "error"
+
+
+@dataclass(frozen=True)
+class SweepInput:
+    """One Go template found in the corpus: where it came from and its source."""
+
+    label: str  # path relative to the swept folder's parent, `#TEMPLATE` for a Modelfile's
+    kind: str  # "gotmpl" or "Modelfile"
+    source: str | None  # None when the Modelfile is invalid (see `problem`)
+    problem: str | None = None
+
+
+@dataclass
+class SweepRow:
+    """What the sweep found for one template."""
+
+    template: str
+    kind: str
+    path: str = "—"  # "messages" / "legacy", "+ FIM" when the template reads .Suffix
+    status: str = ERROR
+    reason: str = ""  # why not translated / invalid / the harness error
+    cases: int = 0
+    engines: list[str] = field(default_factory=list)
+    diverging: list[str] = field(default_factory=list)  # engines with a divergence
+    counterexample: dict[str, Any] | None = None  # the first divergence (minimal conversation)
+    same_as: str | None = None  # an earlier row with the identical source
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding the templates
+
+
+def _is_modelfile(path: Path) -> bool:
+    from gotmpl2jinja.modelfile import looks_like_modelfile
+
+    name = path.name.lower()
+    if name == "modelfile" or name.endswith(".modelfile"):
+        return True
+    if path.suffix:  # README.md, SOURCE.md, LICENSE.txt, *.json … are never Modelfiles
+        return False
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return looks_like_modelfile(path, text)
+
+
+def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
+    """Every Go template under `folders` (or the files given), sorted by label: .gotmpl files
+    and the TEMPLATE of each Modelfile that has one (a Modelfile Ollama would reject is an
+    input too, with its error)."""
+    from gotmpl2jinja.modelfile import parse_modelfile
+
+    found: list[SweepInput] = []
+    for folder in folders:
+        root = Path(folder)
+        if not root.exists():
+            raise Gotmpl2JinjaError(f"{folder}: no such file or directory")
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        base = root.parent
+        for path in files:
+            label = path.relative_to(base).as_posix()
+            if path.suffix == ".gotmpl":
+                found.append(SweepInput(label, "gotmpl", path.read_bytes().decode("utf-8")))
+            elif _is_modelfile(path):
+                text = path.read_bytes().decode("utf-8")
+                for placeholder, value in PLACEHOLDERS.items():
+                    text = text.replace(placeholder, value)
+                try:
+                    template = parse_modelfile(text).template
+                except ModelfileError as exc:
+                    exc.name = label
+                    found.append(SweepInput(label, "Modelfile", None, str(exc)))
+                    continue
+                if template is not None:
+                    found.append(SweepInput(label + "#TEMPLATE", "Modelfile", template))
+    return sorted(found, key=lambda i: i.label)
+
+
+# ---------------------------------------------------------------------------------------------
+# One template
+
+
+def execute_path(source: str, name: str) -> str:
+    """Ollama's path for a chat ("messages"/"legacy"), "+ FIM" when it reads `.Suffix` (Ollama
+    then also serves fill-in-the-middle requests with it)."""
+    from gotmpl2jinja import ollama
+    from gotmpl2jinja.parser import parse
+
+    template = parse(source, name=name)
+    path = ollama.execute_path(template)
+    return f"{path} + FIM" if "suffix" in ollama.vars(template) else path
+
+
+def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int,
+              engines: list[str] | None) -> SweepRow:
+    """Translate and verify one template; every expected failure is a row, not an exception
+    (a broken reference renderer — Go missing — is raised: no row would be meaningful)."""
+    from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.reference import RenderTimeout
+    from gotmpl2jinja.verify import verify_template
+
+    row = SweepRow(template=item.label, kind=item.kind)
+    start = time.perf_counter()
+    try:
+        if item.source is None:
+            row.status, row.reason = INVALID, item.problem or "invalid"
+            return row
+        try:
+            row.path = execute_path(item.source, item.label)
+            jinja = translate(item.source, name=item.label)
+        except TemplateSyntaxError as exc:
+            row.status, row.reason = INVALID, str(exc)
+            return row
+        except TranslationError as exc:
+            row.status, row.reason = NOT_TRANSLATED, str(exc)
+            return row
+        except Gotmpl2JinjaError as exc:
+            row.status, row.reason = NOT_TRANSLATED, str(exc)
+            return row
+        except Exception as exc:  # noqa: BLE001 - one translator bug must not stop the sweep
+            row.status = ERROR
+            row.reason = f"the translator crashed ({type(exc).__name__}: {exc})"
+            return row
+        try:
+            result = verify_template(item.source, jinja, cases=cases, exhaustive=exhaustive,
+                                     engines=engines, seed=seed, name=item.label)
+        except RenderTimeout as exc:  # a runaway case: this template's verdict, not the sweep's
+            row.status, row.reason = ERROR, str(exc)
+            return row
+        except ReferenceRendererError:
+            raise
+        except Gotmpl2JinjaError as exc:
+            row.status, row.reason = ERROR, f"verification failed: {exc}"
+            return row
+        row.cases, row.engines = result.cases, list(result.engines)
+        row.diverging = [d.engine for d in result.divergences]
+        row.status = EQUIVALENT if result.ok else DIVERGES
+        if result.divergences:
+            first = result.divergences[0]
+            row.counterexample = {
+                "engine": first.engine, "found_by": first.found_by,
+                "conversation": first.conversation, "diff": first.diff,
+                "go_output": first.go_output, "go_error": first.go_error,
+                "jinja_output": first.jinja_output, "jinja_error": first.jinja_error,
+            }
+        return row
+    finally:
+        row.seconds = time.perf_counter() - start
+
+
+def sweep(
+    folders: Iterable[str | Path], *, cases: int = 2000, exhaustive: int | None = 1,
+    seed: int = 0, engines: list[str] | None = None,
+    progress: Callable[[int, int, SweepRow], None] | None = None,
+) -> list[SweepRow]:
+    """A row for every template under `folders`, in label order."""
+    inputs = find_inputs(folders)
+    rows: list[SweepRow] = []
+    done: dict[str, SweepRow] = {}
+    for number, item in enumerate(inputs, 1):
+        key = hashlib.sha256((item.source or "").encode("utf-8")).hexdigest()
+        earlier = done.get(key) if item.source is not None else None
+        if earlier is not None:
+            row = SweepRow(**{**asdict(earlier), "template": item.label, "kind": item.kind,
+                              "same_as": earlier.same_as or earlier.template, "seconds": 0.0})
+        else:
+            row = sweep_one(item, cases=cases, exhaustive=exhaustive, seed=seed,
+                            engines=engines)
+            if item.source is not None:
+                done[key] = row
+        rows.append(row)
+        if progress is not None:
+            progress(number, len(inputs), row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _cell(text: str) -> str:
+    """Text safe in a Markdown table cell: one line, pipes escaped, HTML-looking text kept."""
+    flat = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "␍")
+    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(
+        ">", "&gt;")
+
+
+def _code(text: str) -> str:
+    """An inline code span in a table cell (pipes must still be escaped there)."""
+    flat = text.replace("\n", "⏎").replace("\r", "␍").replace("|", "\\|")
+    fence = "`"
+    while fence in flat:
+        fence += "`"
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def short(text: str, limit: int = SHORT) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def row_cells(row: SweepRow) -> list[str]:
+    """The table's cells for one row, in `COLUMNS` order."""
+    if row.status in (EQUIVALENT, DIVERGES):
+        translation = "translated"
+    else:
+        translation = f"{row.status}: {_cell(short(row.reason, 300))}"
+    if row.same_as:
+        translation += f" (same source as {_cell(row.same_as)})"
+    divergences = ", ".join(row.diverging) if row.diverging else (
+        "none" if row.status in (EQUIVALENT, DIVERGES) else "—")
+    example = "—"
+    if row.counterexample is not None:
+        conv = json.dumps(row.counterexample["conversation"], ensure_ascii=False)
+        first_line = str(row.counterexample["diff"]).splitlines()[0]
+        example = (f"{row.counterexample['engine']}: {_code(short(conv))} — "
+                   f"{_cell(short(first_line, 120))}")
+    counted = str(row.cases) if row.status in (EQUIVALENT, DIVERGES) else "—"
+    return [_cell(row.template), row.path, translation, counted,
+            str(len(row.engines)) if row.engines else "—", divergences, example]
+
+
+COLUMNS = ["template", "path", "translated or why not", "cases", "engines", "divergences",
+           "first counterexample (minimal conversation)"]
+
+
+def summary(rows: list[SweepRow]) -> dict[str, int]:
+    """How many rows have each status."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status] = counts.get(row.status, 0) + 1
+    return counts
+
+
+def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: int | None,
+                seed: int) -> str:
+    """The committed report: the command that made it, totals, then one row per template."""
+    counts = summary(rows)
+    engines = sorted({e for row in rows for e in row.engines})
+    lines = [
+        "# Corpus sweep",
+        "",
+        f"Generated by `{command}` (seed {seed}; per template: the bounded-exhaustive pass "
+        f"to depth {exhaustive if exhaustive is not None else 'none'}, then {cases} random "
+        "conversations; a divergence stops the search on that engine, so a diverging row "
+        "counts fewer cases).",
+        "",
+        f"Engines: {', '.join(engines) if engines else 'none ran'}. Ground truth: the Go "
+        "reference renderer (Ollama's Execute on Go's text/template). Equal means byte for "
+        "byte, or Go failing exactly where the template raises.",
+        "",
+        "Templates: every `.gotmpl` file and the TEMPLATE of every Modelfile under the swept "
+        f"folders (unsloth's placeholders filled: {', '.join(f'`{k}` → `{v}`' for k, v in PLACEHOLDERS.items())}); "  # noqa: E501
+        "the Modelfile's SYSTEM/MESSAGE lines are not part of this check.",
+        "",
+        f"**{len(rows)} templates:** "
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + ".",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    lines += ["| " + " | ".join(row_cells(row)) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(rows: list[SweepRow]) -> list[dict[str, Any]]:
+    """The rows as JSON-ready dicts (counterexamples whole)."""
+    return [asdict(row) for row in rows]
+
+
+def progress_line(number: int, total: int, row: SweepRow) -> str:
+    """One line per template for stderr while sweeping."""
+    what = row.status
+    if row.status in (EQUIVALENT, DIVERGES):
+        what += f", {row.cases} cases"
+        if row.diverging:
+            what += f" (diverges on {', '.join(row.diverging)})"
+    if row.same_as:
+        what += f" (same source as {row.same_as})"
+    return f"[{number}/{total}] {row.template}: {what} ({row.seconds:.1f} s)"

@@ -1,0 +1,177 @@
+"""The corpus sweep finds every Go template, gives each one honest row, and writes a table a
+Markdown renderer reads as one row per template."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import CORPUS, FIXTURES
+
+from gotmpl2jinja.cli import cli
+from gotmpl2jinja.sweep import (
+    COLUMNS,
+    DIVERGES,
+    EQUIVALENT,
+    INVALID,
+    NOT_TRANSLATED,
+    SweepRow,
+    find_inputs,
+    sweep,
+    to_markdown,
+)
+
+CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="utf-8")
+# Go's len counts UTF-8 bytes: the translator refuses it (a TranslationError with line:col).
+# Intentionally invalid (role `robot`), see its SOURCE.md.
+INVALID_MODELFILE = "corpus/ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
+BYTE_LENGTH = "{{ range .Messages }}{{ len .Content }}{{ end }}"
+
+MODELFILE = '''FROM {__FILE_LOCATION__}
+TEMPLATE """{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}{__EOS_TOKEN__}A:{{ .Response }}"""
+PARAMETER stop "{__EOS_TOKEN__}"
+'''  # noqa: E501
+
+
+def _cells(line: str) -> list[str]:
+    """Split a table line on unescaped pipes, as GitHub's Markdown does."""
+    assert line.startswith("| ") and line.endswith(" |"), line
+    return re.split(r"(?<!\\)\|", line[2:-2])
+
+
+def table_rows(markdown: str) -> list[list[str]]:
+    lines = markdown.splitlines()
+    start = lines.index("| " + " | ".join(COLUMNS) + " |")
+    assert lines[start + 1] == "|" + "---|" * len(COLUMNS)
+    rows = [_cells(line) for line in lines[start + 2:]]
+    for row in rows:
+        assert len(row) == len(COLUMNS), row
+    return [[cell.strip() for cell in row] for row in rows]
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "mini"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "chatml.gotmpl").write_text(CHATML, encoding="utf-8")
+    (root / "a" / "copy.gotmpl").write_text(CHATML, encoding="utf-8")
+    (root / "a" / "bytes.gotmpl").write_text(BYTE_LENGTH, encoding="utf-8")
+    (root / "a" / "broken.gotmpl").write_text("{{ if .Messages }}", encoding="utf-8")
+    (root / "b").mkdir()
+    (root / "b" / "Modelfile").write_text(MODELFILE, encoding="utf-8")
+    (root / "b" / "bad.modelfile").write_text('FROM x\nMESSAGE robot "hi"\n', encoding="utf-8")
+    (root / "b" / "no-template.Modelfile").write_text("FROM x\n", encoding="utf-8")
+    (root / "b" / "README.md").write_text("FROM the docs\n", encoding="utf-8")
+    (root / "b" / "notes").write_text("just text\n", encoding="utf-8")
+    return root
+
+
+def test_inputs_are_gotmpl_files_and_modelfile_templates(corpus: Path) -> None:
+    inputs = {i.label: i for i in find_inputs([corpus])}
+    assert sorted(inputs) == [
+        "mini/a/broken.gotmpl", "mini/a/bytes.gotmpl", "mini/a/chatml.gotmpl",
+        "mini/a/copy.gotmpl", "mini/b/Modelfile#TEMPLATE", "mini/b/bad.modelfile",
+    ]
+    modelfile = inputs["mini/b/Modelfile#TEMPLATE"]
+    assert modelfile.kind == "Modelfile"
+    assert modelfile.source == "{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}</s>A:" \
+                               "{{ .Response }}"
+    bad = inputs["mini/b/bad.modelfile"]
+    assert bad.source is None and bad.problem is not None
+    assert bad.problem.startswith("mini/b/bad.modelfile:2:")
+
+
+def test_each_template_gets_an_honest_row(corpus: Path) -> None:
+    seen: list[str] = []
+    rows = {r.template: r for r in sweep([corpus], cases=20, exhaustive=0,
+                                         progress=lambda n, total, row: seen.append(row.template))}
+    assert seen == sorted(rows)
+    chatml = rows["mini/a/chatml.gotmpl"]
+    assert chatml.status == EQUIVALENT and chatml.path == "messages"
+    assert chatml.cases == 20 + 14 and chatml.engines and not chatml.diverging
+    copy = rows["mini/a/copy.gotmpl"]
+    assert copy.same_as == "mini/a/chatml.gotmpl" and copy.cases == chatml.cases
+    refused = rows["mini/a/bytes.gotmpl"]
+    assert refused.status == NOT_TRANSLATED
+    assert re.match(r"mini/a/bytes\.gotmpl:1:\d+: len of a string", refused.reason)
+    assert refused.cases == 0
+    assert rows["mini/a/broken.gotmpl"].status == INVALID
+    legacy = rows["mini/b/Modelfile#TEMPLATE"]
+    assert legacy.path == "legacy" and legacy.status == EQUIVALENT
+    assert rows["mini/b/bad.modelfile"].status == INVALID
+
+
+def test_table_cells_survive_pipes_tags_and_newlines() -> None:
+    row = SweepRow(
+        template="x|y.gotmpl", kind="gotmpl", path="messages", status=DIVERGES, cases=3,
+        engines=["jinja2", "hfjinja"], diverging=["hfjinja"],
+        counterexample={"engine": "hfjinja", "conversation": {"messages": [
+            {"role": "user", "content": "a|b <think>`\n"}]},
+            "diff": "first difference at offset 3 (line 1, column 4)\ngo: …"},
+    )
+    markdown = to_markdown([row], command="gotmpl2jinja sweep x", cases=3, exhaustive=None,
+                           seed=0)
+    (cells,) = table_rows(markdown)
+    assert cells[0] == "x\\|y.gotmpl"
+    assert cells[5] == "hfjinja"
+    # JSON escapes the newline; the pipe is escaped for the table, the tag kept in code.
+    assert '"a\\|b <think>`\\n"' in cells[6] and cells[6].startswith("hfjinja: ``")
+    assert "offset 3" in cells[6]
+    assert "`gotmpl2jinja sweep x`" in markdown
+
+
+def _expected_labels() -> set[str]:
+    """Every Go template of fixtures/corpus and fixtures/seeds, enumerated independently of the
+    sweep (same rule as the parser's corpus test), plus the corpus's one invalid Modelfile."""
+    labels = {p.relative_to(FIXTURES).as_posix() for p in FIXTURES.glob("corpus/**/*.gotmpl")}
+    labels |= {p.relative_to(FIXTURES).as_posix() for p in FIXTURES.glob("seeds/*.gotmpl")}
+    for path in CORPUS.rglob("*"):
+        name = path.name
+        if path.is_file() and (name == "Modelfile" or name.lower().endswith(".modelfile")):
+            text = path.read_text(encoding="utf-8")
+            label = path.relative_to(FIXTURES).as_posix()
+            if label == INVALID_MODELFILE:
+                labels.add(label)
+            elif re.search(r"^\s*template\s", text, re.IGNORECASE | re.MULTILINE):
+                labels.add(label + "#TEMPLATE")
+    return labels
+
+
+@pytest.mark.slow
+def test_sweep_command_lists_every_corpus_template(tmp_path: Path) -> None:
+    out = tmp_path / "sweep.md"
+    result = CliRunner().invoke(cli, [
+        "sweep", str(FIXTURES / "corpus"), str(FIXTURES / "seeds"), "-o", str(out),
+        "--cases", "10", "--exhaustive", "0", "--engines", "jinja2,minijinja",
+    ])
+    assert result.exit_code == 0, result.output
+    markdown = out.read_text(encoding="utf-8")
+    assert markdown.startswith("# Corpus sweep\n\nGenerated by `gotmpl2jinja sweep ")
+    assert "--cases 10 --exhaustive 0" in markdown
+    rows = table_rows(markdown)
+    labels = [row[0].replace("\\|", "|") for row in rows]
+    assert len(labels) == len(set(labels))
+    assert set(labels) == _expected_labels()
+    assert len(labels) >= 197
+    for row in rows:
+        status = row[2]
+        assert status == "translated" or status.startswith(
+            ("translated (same source as", "not translated: ", "invalid input: ", "error: ")), row
+        if status.startswith("translated"):
+            assert int(row[3]) == 10 + 14 or row[5] != "none", row  # all cases, or stopped
+            assert row[4] == "2"
+        if row[5] not in ("none", "—"):
+            assert row[6] != "—", row  # a divergence always shows its counterexample
+    assert f"**{len(rows)} templates:**" in markdown
+    # Progress went to stderr, one line per template.
+    assert result.stderr.count("\n") >= len(rows)
+
+    as_json = CliRunner().invoke(cli, ["sweep", str(FIXTURES / "seeds"), "--cases", "5",
+                                       "--exhaustive", "0", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    (seed_row,) = json.loads(as_json.stdout)
+    assert seed_row["template"] == "seeds/002_qwen-style.gotmpl"
+    assert seed_row["status"] in (EQUIVALENT, DIVERGES)
