@@ -364,6 +364,49 @@ def runtime(names: tuple[str, ...], as_list: bool) -> None:
     click.echo(macro_source(chosen))
 
 
+@cli.command()
+@click.argument("folders", nargs=-1)
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the table (or JSON) to this file instead of standard output.")
+@click.option("--cases", type=int, default=2000, show_default=True,
+              help="Random conversations per template (after the exhaustive pass).")
+@click.option("--exhaustive", type=int, default=1, show_default=True,
+              help="Depth of the bounded-exhaustive pass (messages per conversation).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--engines", default=None, help="Comma-separated engines (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="JSON rows instead of the Markdown table.")
+@friendly_errors
+def sweep(folders: tuple[str, ...], output: str | None, cases: int, exhaustive: int,
+          seed: int, engines: str | None, as_json: bool) -> None:
+    """Translate and verify every Go template under FOLDERS (default: fixtures/corpus and
+    fixtures/seeds): one row each, progress on stderr."""
+    import json
+
+    from gotmpl2jinja import sweep as sweeping
+    from gotmpl2jinja.verify import parse_engine_list
+
+    chosen = list(folders) or ["fixtures/corpus", "fixtures/seeds"]
+    rows = sweeping.sweep(
+        chosen, cases=cases, exhaustive=exhaustive, seed=seed,
+        engines=parse_engine_list(engines),
+        progress=lambda n, total, row: click.echo(sweeping.progress_line(n, total, row),
+                                                  err=True),
+    )
+    command = " ".join(["gotmpl2jinja sweep", *chosen, *(["-o", output] if output else []),
+                        f"--cases {cases}", f"--exhaustive {exhaustive}", f"--seed {seed}",
+                        *([f"--engines {engines}"] if engines else [])])
+    if as_json:
+        text = json.dumps(sweeping.to_json(rows), ensure_ascii=False, indent=1) + "\n"
+    else:
+        text = sweeping.to_markdown(rows, command=command, cases=cases, exhaustive=exhaustive,
+                                    seed=seed)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        click.echo(f"{len(rows)} templates: {sweeping.summary(rows)}; wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
 def main() -> None:
     cli(prog_name="gotmpl2jinja")
 
