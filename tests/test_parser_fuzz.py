@@ -301,3 +301,16 @@ def test_positions_are_go_byte_offsets(source: str, data: st.DataObject) -> None
     assert pos.offset == len(source[:offset].encode("utf-8", "surrogatepass"))
     assert pos.line == source.count("\n", 0, offset) + 1
     assert pos.col == len(source[line_start:offset].encode("utf-8", "surrogatepass")) + 1
+
+
+def test_deep_parentheses_are_a_clear_error() -> None:
+    """A known limit, not Go's verdict: Go accepts 1000 nested parentheses (its limit is 10000)
+    while the parser's recursion stops earlier; the user gets a sentence, not a traceback."""
+    from gotmpl2jinja.reference import check_parse
+
+    source = "{{ print " + "(" * 1000 + "1" + ")" * 1000 + " }}"
+    assert check_parse(source).ok
+    with pytest.raises(TemplateSyntaxError, match="nest too deeply") as info:
+        parse(source, name="deep.gotmpl")
+    assert str(info.value).startswith("deep.gotmpl: ")
+    assert_agrees("{{ print " + "(" * 100 + "1" + ")" * 100 + " }}")

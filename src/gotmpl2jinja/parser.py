@@ -1057,10 +1057,17 @@ def parse(source: str, name: str = "template") -> n.Template:
     """Parse `source` as Go's text/template would with Ollama's functions; raise
     TemplateSyntaxError (with `name`, Go's line and our column) where Go rejects it."""
     where = _Where(source)
-    items = _flat_items(source, name, where)
-    builder = _Builder(source, name, where)
-    _build(builder, items)
-    builder.finish()
+    try:
+        items = _flat_items(source, name, where)
+        builder = _Builder(source, name, where)
+        _build(builder, items)
+        builder.finish()
+    except RecursionError:
+        # Parenthesized pipelines are built recursively: a few hundred levels exhaust
+        # Python's stack long before Go's own limit (10000, "max expression depth exceeded").
+        raise TemplateSyntaxError(
+            "parentheses nest too deeply for this translator (a few hundred levels; Go "
+            "allows 10000): split the expression with variables", name=name) from None
     root = builder.trees.pop("", builder.root)
     return n.Template(root=root, defines=builder.trees, source=source, name=name)
 
