@@ -191,6 +191,71 @@ def test_character_soup_agrees_with_go(source: str) -> None:
     assert_agrees(source)
 
 
+# --- templates built from Go's grammar: mostly accepted, so Vars() and the path get compared ---
+
+_FIELDS = (".Messages", ".messages", ".Prompt", ".Response", ".System", ".Tools", ".Suffix",
+           ".Content", ".Role", ".ToolCalls", ".Function.Name", ".Function.Arguments",
+           "$.Messages", "$.System", "$", ".", "$x", "$i", "$m", "$x.Content", "$m.Role")
+_ARGS = (*_FIELDS, '"user"', "`raw`", "1", "-1", "0x1F", "1e3", "'a'", "true", "nil")
+_CALLS = ("len", "index", "slice", "eq", "ne", "and", "or", "not", "print", "printf",
+          "json", "currentDate", "toTypeScriptType", "html")
+
+
+def _pipelines() -> st.SearchStrategy[str]:
+    operand = st.sampled_from(_ARGS)
+    call = st.builds(lambda f, args: " ".join((f, *args)), st.sampled_from(_CALLS),
+                     st.lists(operand, max_size=3))
+    command = st.one_of(operand, call, call.map(lambda c: f"({c})"),
+                        st.builds(lambda c, f: f"({c}){f}", call,
+                                  st.sampled_from((".Content", ".A.B", ""))))
+    stages = st.lists(command, min_size=1, max_size=3).map(" | ".join)
+    declare = st.sampled_from(("", "", "$x := ", "$x = ", "$m := ", "$i, $m := "))
+    return st.builds(lambda d, p: d + p, declare, stages)
+
+
+def _action(body: str, trim_left: bool, trim_right: bool) -> str:
+    return ("{{- " if trim_left else "{{ ") + body + (" -}}" if trim_right else " }}")
+
+
+def _grammar_templates() -> st.SearchStrategy[str]:
+    pipe = _pipelines()
+    trims = st.booleans()
+    leaf = st.one_of(
+        st.sampled_from(("hi ", "\n", "  ", "<|im_start|>", "é", "{{/* c */}}", "{{- /* c */ -}}")),
+        st.builds(_action, pipe, trims, trims),
+        st.sampled_from(('{{ template "t" . }}', '{{ template "t" }}', "{{ break }}",
+                         "{{ continue }}")),
+    )
+
+    def extend(body: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        seq = st.lists(body, min_size=1, max_size=4).map("".join)
+        return st.one_of(
+            seq,
+            st.builds(lambda p, a, b: f"{{{{ if {p} }}}}{a}{{{{ else }}}}{b}{{{{ end }}}}",
+                      pipe, seq, seq),
+            st.builds(lambda p, q, a, b: f"{{{{ if {p} }}}}{a}{{{{ else if {q} }}}}{b}"
+                      "{{ end }}", pipe, pipe, seq, seq),
+            st.builds(lambda p, a: f"{{{{ range {p} }}}}{a}{{{{ end }}}}", pipe, seq),
+            st.builds(lambda p, a, b: f"{{{{ range {p} }}}}{a}{{{{ else }}}}{b}{{{{ end }}}}",
+                      pipe, seq, seq),
+            st.builds(lambda p, a: f"{{{{ with {p} }}}}{a}{{{{ end }}}}", pipe, seq),
+            st.builds(lambda p, q, a, b: f"{{{{ with {p} }}}}{a}{{{{ else with {q} }}}}{b}"
+                      "{{ end }}", pipe, pipe, seq, seq),
+            st.builds(lambda a: f'{{{{ define "t" }}}}{a}{{{{ end }}}}', seq),
+            st.builds(lambda p, a: f'{{{{ block "b" {p} }}}}{a}{{{{ end }}}}', pipe, seq),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=12)
+
+
+@settings(max_examples=500)
+@given(_grammar_templates())
+def test_grammar_built_templates_agree_with_go(source: str) -> None:
+    """Templates assembled from Go's constructs (Ollama's fields, functions, declarations,
+    trims): mostly accepted, so Ollama's facts are compared on many of them."""
+    assert_agrees(source)
+
+
 # Disagreements the fuzzing found, each fixed in parser.py/grammar and checked against Go here.
 REGRESSIONS: list[str] = [
     # Go stops at the first error in source order, also inside the action the grammar rejects:
