@@ -1,10 +1,12 @@
 """Parse a Go `text/template` (Go 1.27, default delimiters) into the typed AST of `nodes`.
 
-Lark (LALR, contextual lexer) tokenises the source and parses each action's body; the grammar
-is flat (a stream of text, comments and actions) and this module pairs `{{ end }}`/`{{ else }}`
-with their openers, applies trim markers, resolves variable scopes and function names, and
-decodes literals. Go's own parser does those checks outside its grammar too, so doing them here
-lets every rejection carry Go's verdict, Go's line and a message a person can act on.
+The grammar (grammar/gotemplate.lark) defines the tokens and the LALR tables: a two-mode
+lexer over its terminals tokenises the source and an LALR loop over Lark's tables parses it.
+The grammar is flat (a stream of text, comments and actions); this module pairs `{{ end }}`
+and `{{ else }}` with their openers, applies trim markers, resolves variable scopes and
+function names, and decodes literals. Go's own parser does those checks outside its grammar
+too, so doing them here lets every rejection carry Go's verdict, Go's line and a message a
+person can act on.
 
 Go reports only a line for parse errors; the column we add is the place we blame.
 String literals decode like `strconv.Unquote`; a `\\xNN` escape that is not valid UTF-8 is kept
@@ -118,8 +120,8 @@ class _GoLexer(Lexer):
     """Go's lexer as two modes (text, action) over the grammar's terminals, with the rules Go
     checks by looking around a token: keywords, `.A.B` chains, and what may follow a word or
     a number. Why not Lark's contextual lexer: one compiled regex per mode and no per-token
-    generator layers make lexing several times cheaper, and the parser still sees the same
-    tokens."""
+    generator layers make lexing several times cheaper; the tokens are still the grammar's
+    terminals, picked in the order Lark's own lexer picks them."""
 
     __future_interface__ = 2
 
