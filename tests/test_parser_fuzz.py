@@ -180,6 +180,7 @@ def test_fragment_soup_agrees_with_go(source: str) -> None:
 ATOMS = (
     *"{}-/*$.()|\"'`:=, \n\t\rabx019_+eEipP\\", "{{", "}}", "{{ ", " }}", "if ", "end", "else ",
     "range ", "with ", "nil", "true", "len ", "$x", ".A", "0x", "\u00e9", "\x00", "\u2028",
+    "\u00b2", "\u216b", "\u0661", "\u0301",
 )
 
 
@@ -290,6 +291,12 @@ REGRESSIONS: list[str] = [
     "{{ nil.A\n) }}",
     '{{ "a".B.C\n) }}',
     "{{ ..A\n) }}",
+    # Go takes only letters, decimal digits and `_` into a name; other numerals end it
+    "{{ .A\u00b2 }}",
+    "{{ $x\u00b2 := 1 }}",
+    "{{ .A\u216b }}",
+    "{{ if\u2160 . }}{{ end }}",
+    "{{ .A\u0661 }}",
     # an undefined variable with fields: Go's line is the variable's, not the chain's end
     "{{ $q.A\n}}",
     "{{ print $q.A\n}}",

@@ -20,6 +20,7 @@ import bisect
 import itertools
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -105,6 +106,7 @@ _new_token: Callable[..., Token] = getattr(Token, "_future_new", Token)
 # Terminals of text mode (outside actions); every other terminal belongs to action mode.
 _TEXT_MODE = ("COMMENT", "LDELIM_TRIM", "LDELIM", "TEXT")
 _OPENERS = frozenset({"LDELIM", "LDELIM_TRIM"})
+_NAMED = frozenset({"WORD", "FIELD", "VARIABLE"})
 _CLOSERS = frozenset({"RDELIM", "RDELIM_TRIM"})
 
 
@@ -180,6 +182,10 @@ class _Scan:
             if kind in ignore:
                 pos = end
                 continue
+            if kind in _NAMED and not m.group().isascii():
+                bad = _not_go_alphanumeric(m.group())
+                if bad >= 0:
+                    raise _LexError(f"bad character {_go_rune(src[pos + bad])}", pos + bad)
             if kind == "WORD":
                 kind = _KEYWORDS.get(m.group(), "IDENT")
             if prev is not None and prev.end_pos == pos and prev.type in _OPERAND_END:
@@ -202,6 +208,18 @@ class _Scan:
             prev = tok
             pos = end
             yield tok
+
+
+def _not_go_alphanumeric(name: str) -> int:
+    """Where `name` (a word, `.field` or `$variable`) has a character Go's lexer does not take
+    into a name, or -1. Go takes `_`, letters and decimal digits; the grammar's `\\w` also
+    takes other numerals (`²`, `Ⅻ`), where Go stops with "bad character"."""
+    for index, ch in enumerate(name):
+        if index == 0 and ch in ".$":
+            continue
+        if not (ch == "_" or ch.isalpha() or unicodedata.category(ch) == "Nd"):
+            return index
+    return -1
 
 
 def _at_terminator(src: str, pos: int) -> bool:
