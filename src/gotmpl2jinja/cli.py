@@ -37,6 +37,10 @@ def friendly_errors(func: F) -> F:
             where = f"{exc.filename}: " if exc.filename else ""
             click.echo(f"{where}{exc.strerror or exc}", err=True)
             sys.exit(1)
+        except RecursionError:
+            click.echo("error: the input nests too deeply to process (Python's recursion limit)",
+                       err=True)
+            sys.exit(1)
         except UnicodeDecodeError as exc:
             click.echo(f"error: the input is not UTF-8 text ({exc.reason} at byte {exc.start})",
                        err=True)
