@@ -297,7 +297,9 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         "",
         "Templates: every `.gotmpl` file and the TEMPLATE of every Modelfile under the swept "
         f"folders (unsloth's placeholders filled: {', '.join(f'`{k}` → `{v}`' for k, v in PLACEHOLDERS.items())}); "  # noqa: E501
-        "the Modelfile's SYSTEM/MESSAGE lines are not part of this check.",
+        "the Modelfile's SYSTEM/MESSAGE lines are not part of this check, and a position in a "
+        "Modelfile's row (LINE:COL) is inside its TEMPLATE value. Identical sources are "
+        "verified once (\"same source as\").",
         "",
         f"**{len(rows)} templates:** "
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + ".",
