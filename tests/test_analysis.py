@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gotmpl2jinja import nodes
-from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier
+from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier, messages_alike_when_nil
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError
 from gotmpl2jinja.parser import parse
 
@@ -88,3 +88,28 @@ def test_a_definition_has_its_own_scope_and_argument() -> None:
     assert [v.jinja_name for v in analysis.namespaces[id(body)]] == ["x"]  # loop-assigned
     with pytest.raises(Gotmpl2JinjaError, match=r"undefined variable '?\$y"):
         analyze(parse('{{ define "d" }}{{ $y }}{{ end }}{{ $y := 1 }}'))
+
+
+@pytest.mark.parametrize(("source", "alike"), [
+    ("{{ range .Messages }}{{ .Content }}{{ end }}", True),
+    ("{{ range $i, $m := .Messages }}{{ len (slice $.Messages $i) }}{{ end }}", True),
+    ("{{ if .Messages }}{{ len .Messages }}{{ end }}{{ with $.Messages }}{{ . }}{{ end }}", True),
+    ("{{ if and .System .Messages }}{{ index .Messages 0 }}{{ end }}", True),
+    ("{{ if and .Messages (gt (len .Messages) 1) }}x{{ end }}", True),
+    ("{{ if or (not .Messages) .System }}x{{ end }}", True),
+    ("{{ .Prompt }}", True),
+    ("{{ len .Messages }}", False),
+    ("{{ if gt (len .Messages) 0 }}x{{ end }}", False),
+    ("{{ if .Messages }}{{ else }}{{ len .Messages }}{{ end }}", False),
+    ("{{ range .Messages }}{{ else }}{{ json .Messages }}{{ end }}", False),
+    ("{{ if or .System .Messages }}{{ len .Messages }}{{ end }}", False),
+    ("{{ $m := .Messages }}{{ range $m }}{{ end }}", False),
+    ("{{ if $m := .Messages }}{{ end }}", False),
+    ("{{ range slice .Messages 1 }}{{ end }}", False),
+    ("{{ with .System }}{{ $.Messages }}{{ end }}", False),
+    ('{{ define "d" }}{{ len .Messages }}{{ end }}{{ range .Messages }}{{ end }}', False),
+])
+def test_messages_alike_when_nil(source: str, alike: bool) -> None:
+    """Only reads that cannot tell Go's nil from an empty list (the translator then gives the
+    fill-in-the-middle path no second body; tests/test_fim.py checks the bytes against Go)."""
+    assert messages_alike_when_nil(parse(source)) is alike

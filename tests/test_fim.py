@@ -11,7 +11,8 @@ import pytest
 
 from gotmpl2jinja.conversation import jinja_context
 from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import get_engines
+from gotmpl2jinja.engines import get_engines, is_raised
+from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.legacy import FIM_CONDITION, fim_branch, translate_legacy
 from gotmpl2jinja.modelfile import parse_modelfile
 from gotmpl2jinja.parser import parse
@@ -139,4 +140,93 @@ def test_corpus_infill_templates_match_go(key: str) -> None:
     source = _suffix_templates()[key]
     jinja = translate(source, name=key)
     for request in FIM_REQUESTS + CHATS:
+        assert renders(jinja, request) == {render(source, request)}, request
+
+
+# --- the messages path: the fill-in-the-middle root map has no Messages, System or Tools -------
+
+
+def _go_and_engines(source: str, conversation: dict[str, Any],
+                    extra: dict[str, Any] | None = None) -> None:
+    """Go's bytes (or Go's failure, then every engine raises) on all four engines."""
+    try:
+        want: str | None = render(source, conversation)
+    except Gotmpl2JinjaError:
+        want = None
+    jinja = translate(source)
+    context = {**jinja_context(conversation), **(extra or {})}
+    for engine in get_engines(ENGINES):
+        try:
+            got: str | Exception = engine.render(jinja, context)
+        except Gotmpl2JinjaError as exc:
+            got = exc
+        if want is None:
+            assert isinstance(got, Exception) and is_raised(got), (engine.name, got)
+        else:
+            assert got == want, engine.name
+
+
+_R = "{{ range .Messages }}{{ end }}"  # names .Messages: the messages path
+
+#: Every root field the fill-in-the-middle map lacks, through every operation that can tell Go's
+#: nil from a chat's value: print, truth, len, range, index, slice, eq/ne, json, printf.
+FIM_ROOT_SOURCES = [
+    "{{ len .Messages }}",  # Go: "len of nil pointer" (a chat without messages prints 0)
+    "{{ eq (len .Messages) 0 }}",
+    "{{ if gt (len .Messages) 0 }}x{{ end }}",
+    "{{ range .Messages }}x{{ else }}E{{ end }}",
+    "{{ index .Messages 0 }}",
+    "{{ if .Messages }}T{{ else }}F{{ end }}{{ with .Messages }}W{{ else }}N{{ end }}",
+    "{{ not .Messages }}{{ if and .Messages (gt (len .Messages) 1) }}x{{ end }}",
+    "{{ range $i, $m := .Messages }}{{ $i }}{{ end }}{{ .Messages.Foo }}",
+    "{{ $n := len .Messages }}{{ $n }}",
+    _R + "{{ .System }}|{{ print .System }}|{{ json .System }}|{{ if .System }}T{{ end }}",
+    _R + '{{ eq .System "" }}|{{ ne .System "" }}|{{ eq .System "" "S" }}',
+    _R + "{{ eq .System .Prompt }}|{{ eq .ThinkLevel .System }}|{{ eq .Think .Tools }}",
+    _R + "{{ eq 1 .Tools }}|{{ ne .Foo 1 }}|{{ eq .Foo .Bar }}",
+    _R + '{{ lt .Foo 1 }}',
+    _R + '{{ printf "%v|%s|%q|%s" .Prompt .Suffix .Foo .System }}',
+    _R + '{{ with .System }}[{{ . }}]{{ else }}none{{ end }}{{ .System.X }}',
+    _R + "{{ .Tools }}|{{ json .Tools }}|{{ if .Tools }}T{{ else }}F{{ end }}",
+    _R + "{{ len .Tools }}",
+    _R + "{{ range .Tools }}x{{ else }}E{{ end }}{{ with .Tools }}{{ json . }}{{ end }}",
+    _R + "{{ index .Tools 0 }}",
+    _R + "{{ index .Tools }}",  # Go: index of untyped nil, even without an index
+    _R + "{{ slice .Tools 0 }}",  # a chat's nil tools slice to nil again: null, not []
+    _R + "{{ json (slice .Tools 0 0) }}|{{ len (slice .Tools 0) }}",
+    _R + "{{ range slice .Tools 0 }}{{ .Function.Name }}{{ end }}|{{ slice .Tools 1 }}",
+    _R + "{{ .Prompt }}|{{ .Suffix }}|{{ .Response }}|{{ json .Suffix }}"
+    '|{{ eq .Prompt "" }}',
+    _R + '{{ define "x" }}<{{ . }}>{{ end }}{{ template "x" .System }}{{ template "x" .Tools }}',
+    _R + '{{ define "x" }}<{{ .System }}>{{ end }}{{ template "x" . }}',
+    # a declaration that fails in the fill-in-the-middle path (llama-guard3's first line)
+    "{{ $last := len (slice .Messages 1) }}{{ $m := index .Messages $last }}{{ $m.Role }}",
+]
+
+
+@pytest.mark.parametrize("source", FIM_ROOT_SOURCES)
+def test_fim_root_map_matches_go_on_the_messages_path(source: str) -> None:
+    for request in [*FIM_REQUESTS[:2], {"messages": []}, CHATS[1]]:
+        _go_and_engines(source, request)
+
+
+@pytest.mark.parametrize(("prompt", "suffix"), [("", "x"), ("x", ""), ("", "")])
+@pytest.mark.parametrize("source", [
+    "{{ len .Messages }}|{{ range .Messages }}{{ .Content }}{{ end }}",
+    _R + "{{ if .Suffix }}<PRE>{{ .Prompt }}<SUF>{{ .Suffix }}{{ else }}{{ .System }}{{ end }}",
+])
+def test_empty_prompt_or_suffix_means_the_chat_path_on_the_messages_path(
+        source: str, prompt: str, suffix: str) -> None:
+    """A host that passes empty strings gets the chat rendering, as Ollama's condition says."""
+    _go_and_engines(source, CHATS[1], {"prompt": prompt, "suffix": suffix})
+
+
+@pytest.mark.parametrize("name", ["chatml", "llama3-instruct", "mistral-instruct", "phi-3"])
+def test_builtins_without_a_fim_body_render_the_fim_path_like_go(name: str) -> None:
+    """They read .Messages only where nil and empty look alike (range, truth), so the chat body
+    serves the fill-in-the-middle path too: no second copy of it."""
+    source = _read(CORPUS / "ollama" / "template" / f"{name}.gotmpl")
+    jinja = translate(source)
+    assert FIM_CONDITION not in jinja and "suffix" not in jinja
+    for request in FIM_REQUESTS:
         assert renders(jinja, request) == {render(source, request)}, request

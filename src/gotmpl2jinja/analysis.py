@@ -417,3 +417,83 @@ def iter_fields(template: nodes.Template) -> Iterator[str]:
                 yield from node.ident[1:]
             elif isinstance(node, nodes.ChainNode):
                 yield from node.field
+
+
+# --- the fill-in-the-middle path ------------------------------------------------------------
+
+
+def _is_messages(arg: nodes.Node) -> bool:
+    """`.Messages` or `$.Messages`, nothing chained after it."""
+    if isinstance(arg, nodes.FieldNode):
+        return arg.ident == ["Messages"]
+    return isinstance(arg, nodes.VariableNode) and arg.ident == ["$", "Messages"]
+
+
+def _mentions_messages(node: nodes.Node) -> bool:
+    for n in node.walk():
+        if isinstance(n, nodes.FieldNode) and "Messages" in n.ident \
+                or isinstance(n, nodes.VariableNode) and "Messages" in n.ident[1:] \
+                or isinstance(n, nodes.ChainNode) and "Messages" in n.field:
+            return True
+    return False
+
+
+def _truth_alike(arg: nodes.Node) -> bool:
+    """`arg` is only tested for truth: nil and an empty list are both false."""
+    if _is_messages(arg):
+        return True
+    if isinstance(arg, nodes.PipeNode) and not arg.decl and len(arg.cmds) == 1:
+        args = arg.cmds[0].args
+        if len(args) == 1:
+            return _truth_alike(args[0])
+        head = args[0]
+        if isinstance(head, nodes.IdentifierNode) and head.ident in ("and", "or", "not"):
+            for operand in args[1:]:
+                if head.ident == "and" and _is_messages(operand):
+                    return True  # false for both, and the later operands are never evaluated
+                if not _truth_alike(operand):
+                    return False
+            return True
+    return not _mentions_messages(arg)
+
+
+def _guards(pipe: nodes.PipeNode) -> bool:
+    """The pipe is true only for a non-empty `.Messages` (`.Messages`, `and … .Messages …`)."""
+    if pipe.decl or len(pipe.cmds) != 1:
+        return False
+    args = pipe.cmds[0].args
+    if len(args) == 1:
+        return _is_messages(args[0])
+    head = args[0]
+    return isinstance(head, nodes.IdentifierNode) and head.ident == "and" \
+        and any(_is_messages(a) for a in args[1:])
+
+
+def _alike(node: nodes.Node) -> bool:
+    if isinstance(node, nodes.ListNode):
+        return all(_alike(n) for n in node.nodes)
+    if isinstance(node, nodes.ActionNode):
+        return not _mentions_messages(node.pipe)
+    if isinstance(node, nodes.TemplateNode):
+        return node.pipe is None or not _mentions_messages(node.pipe)
+    if isinstance(node, nodes.BranchNode):
+        pipe = node.pipe
+        else_ok = node.else_list is None or _alike(node.else_list)
+        if isinstance(node, nodes.RangeNode):
+            args = pipe.cmds[0].args if len(pipe.cmds) == 1 else []
+            if len(args) == 1 and _is_messages(args[0]):
+                return else_ok  # the body runs once per message: never, for both
+            return not _mentions_messages(pipe) and _alike(node.list) and else_ok
+        cond_ok = not _mentions_messages(pipe) if pipe.decl else _truth_alike(pipe)
+        return cond_ok and (_guards(pipe) or _alike(node.list)) and else_ok
+    return True
+
+
+def messages_alike_when_nil(template: nodes.Template) -> bool:
+    """Whether the template renders the same when `.Messages` is Go's nil (the root map of
+    Ollama's fill-in-the-middle path has no such key, §3) as with an empty list (a chat with no
+    messages) — so that path needs no second rendering of the body. True when `.Messages` is
+    only ranged over, tested for truth by if/with (directly or through and/or/not), or read in a
+    body that runs only for a non-empty list; any other read (`len`, printing, `json`, `eq`,
+    `slice`, `index`, a variable) may tell nil from empty."""
+    return all(_alike(tree) for _, tree in template.trees())

@@ -32,6 +32,7 @@ from gotmpl2jinja.analysis import (
     Variable,
     analyze,
     jinja_identifier,
+    messages_alike_when_nil,
 )
 from gotmpl2jinja.errors import TranslationError
 
@@ -57,11 +58,45 @@ JSON_MACROS = {
 }
 
 
+#: Go's nil values: a missing key of the root map and a template's nil argument.
+NIL_TYPES = {GoType.NIL, GoType.NO_DATA}
+
 #: Root fields of the fill-in-the-middle path besides Response and the think values.
 FIM_FIELDS = {"Prompt": "prompt", "Suffix": "suffix"}
 
-#: Root fields whose value is the same in the fill-in-the-middle path with no messages.
-PATH_NEUTRAL_FIELDS = {"Messages", "Response", "Think", "ThinkLevel", "IsThinkSet"}
+#: Root fields whose value is the same in the fill-in-the-middle path as in a chat. `.Messages`
+#: is not one of them: it is Go's nil there, not an empty list (`len` fails, it prints
+#: `<no value>`); see analysis.messages_alike_when_nil for when that cannot show.
+PATH_NEUTRAL_FIELDS = {"Response", "Think", "ThinkLevel", "IsThinkSet"}
+
+#: Ollama's fill-in-the-middle condition (`Prompt != "" && Suffix != ""`, §3) on the contract's
+#: variables: passed only for a fill-in-the-middle request, and tested for being non-empty too
+#: so that a host passing empty strings gets the chat path, as Ollama would.
+FIM_CONDITION = "prompt is defined and suffix is defined and prompt and suffix"
+#: Its negation, for a template whose fill-in-the-middle rendering is empty.
+CHAT_CONDITION = "prompt is not defined or suffix is not defined or not prompt or not suffix"
+
+
+def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
+    """Wrap a chat rendering with Ollama's fill-in-the-middle path.
+
+    The path depends on the request, not on the template (Ollama takes it whenever prompt and
+    suffix are non-empty), so every template needs the branch unless its two renderings cannot
+    differ. `fim_lines` are rendered at depth 1, `chat_lines` at depth 0 (they are indented
+    here); empty `fim_lines` give a single `if` around the chat."""
+    comment = ("{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix renders"
+               " the whole template once" + (". #}" if fim_lines else ", to nothing here. #}"))
+    if not fim_lines:
+        return [comment, f"{{%- if {CHAT_CONDITION} %}}",
+                *(INDENT + line for line in chat_lines), "{%- endif %}"]
+    return [
+        comment,
+        f"{{%- if {FIM_CONDITION} %}}",
+        *fim_lines,
+        "{%- else %}",
+        *(INDENT + line for line in chat_lines),
+        "{%- endif %}",
+    ]
 
 
 @dataclass(frozen=True)
@@ -346,6 +381,8 @@ class Emitter:
         value = self.pipeline(pipe)
         if value.type == GoType.RAISE:
             self.output(value)
+            if not pipe.is_assign:  # later reads are unreachable, but must still translate
+                self.values[id(var)] = value
             return
         if pipe.is_assign:
             self.assign(var, value, node)
@@ -615,9 +652,7 @@ class Emitter:
         elif coll.type in SLICE_ELEMENTS:
             elem_type, natural = SLICE_ELEMENTS[coll.type]
             key_name = None
-            iterable = self.concrete(coll).wrap(ATOM) if coll.maybe_undefined else coll.code
-            if coll.prec < ATOM:
-                iterable = f"({coll.code})"
+            iterable = (self.concrete(coll) if coll.maybe_undefined else coll).wrap(ATOM)
         elif coll.type in MAP_VALUES:
             elem_type, natural_key, natural = MAP_VALUES[coll.type]
             key_name = natural_key
@@ -1065,12 +1100,16 @@ class Emitter:
     def compare(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
         ordered = op in ("<", "<=", ">", ">=")
         types = {a.type, b.type}
+        if types & NIL_TYPES:
+            return self.compare_nil(op, a, b, node)
         if a.type != b.type:
             if types == {GoType.ANY, GoType.STRING} and not ordered:
+                # a JSON null is Go's nil: equal to no string, and no error either
                 any_side = a if a.type == GoType.ANY else b
                 return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)} if {any_side.wrap(COMPARE)} "
-                            "is string else raise_exception('incompatible types for "
-                            "comparison')", GoType.BOOL, COND)
+                            f"is string else {'false' if op == '==' else 'true'} if "
+                            f"{any_side.wrap(COMPARE)} is none else raise_exception("
+                            "'incompatible types for comparison')", GoType.BOOL, COND)
             return self.raising("incompatible types for comparison")
         if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
@@ -1089,6 +1128,26 @@ class Emitter:
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
+
+    def compare_nil(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
+        """Go's eq/ne with a nil operand (a missing key, no data, a JSON null): nil equals nil
+        and differs from any string, number or bool without an error; ordering nil fails."""
+        if op not in ("==", "!="):
+            return self.raising("invalid type for comparison")
+        other = b if a.type in NIL_TYPES else a
+        if other.type in NIL_TYPES:
+            return const_expr(op == "==")
+        if other.type == GoType.ANY:
+            return Expr(f"{other.wrap(COMPARE)} is {'' if op == '==' else 'not '}none",
+                        GoType.BOOL, COMPARE, stable=other.stable, loop=other.loop)
+        if other.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
+            raise self.error(f"comparing nil with Go type {other.type.value}: not supported",
+                             node)
+        if other.is_const or "raise_exception(" not in other.code:
+            return const_expr(op == "!=")
+        # never none, but evaluated: Go fails where evaluating it fails
+        return Expr(f"{other.wrap(COMPARE)} is {'' if op == '==' else 'not '}none", GoType.BOOL,
+                    COMPARE, stable=other.stable, loop=other.loop)
 
     def fn_eq(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) < 2:
@@ -1144,6 +1203,8 @@ class Emitter:
         if not args:
             raise self.error("index needs an argument", node)
         item = args[0]
+        if item.type in NIL_TYPES:
+            return self.raising("index of untyped nil")
         for key in args[1:]:
             item = self.index_one(item, key, node)
         return item
@@ -1206,15 +1267,29 @@ class Emitter:
                 return Expr(code, coll.type, stable=True, loop=start.loop,
                             slice_of=(coll, start))
             check = f"{start.wrap(ARITH)} >= 0 and {start.wrap(ARITH)} <= {c}|length"
-            return Expr(f"{code} if {check} else raise_exception('slice index out of range')",
-                        coll.type, COND, stable=coll.stable and start.stable,
-                        slice_of=(coll, start))
+            return self.nil_sliced(coll, bounds, Expr(
+                f"{code} if {check} else raise_exception('slice index out of range')",
+                coll.type, COND, stable=coll.stable and start.stable, slice_of=(coll, start)))
         end = bounds[1]
         check = (f"{start.wrap(ARITH)} >= 0 and {start.wrap(ARITH)} <= {end.wrap(ARITH)} and "
                  f"{end.wrap(ARITH)} <= {c}|length")
-        return Expr(f"{c}[{start.code}:{end.code}] if {check} else "
-                    "raise_exception('slice index out of range')", coll.type, COND,
-                    stable=coll.stable and start.stable and end.stable)
+        return self.nil_sliced(coll, bounds, Expr(
+            f"{c}[{start.code}:{end.code}] if {check} else "
+            "raise_exception('slice index out of range')", coll.type, COND,
+            stable=coll.stable and start.stable and end.stable))
+
+    def nil_sliced(self, coll: Expr, bounds: list[Expr], sliced: Expr) -> Expr:
+        """Go slices a nil slice [0:0] to nil again (`json` prints null, not []); any other
+        bounds fail as for an empty one."""
+        if not coll.maybe_undefined or coll.code in self.truthy:
+            return sliced
+        zero = " and ".join(f"{b.wrap(COMPARE)} == 0" for b in bounds if not (
+            b.is_const and b.const == 0))
+        nil = f"({coll.code} is not defined or {coll.code} is none)"
+        if any(b.is_const and b.const != 0 for b in bounds):
+            return sliced
+        return Expr(f"none if {nil}{' and ' + zero if zero else ''} else {sliced.wrap(COND)}",
+                    coll.type, COND, stable=sliced.stable, maybe_undefined=True)
 
     def concat(self, parts: list[Expr]) -> Expr:
         merged: list[Expr] = []
@@ -1275,6 +1350,8 @@ class Emitter:
                 parts.append(self.text(arg, node, sprint=True))
             elif verb == "d" and arg.type == GoType.INT:
                 parts.append(self.text(arg, node, sprint=True))
+            elif arg.type == GoType.NIL and verb.isalpha():
+                parts.append(const_expr("<nil>" if verb in "vT" else f"%!{verb}(<nil>)"))
             else:
                 raise self.error(f"printf verb %{verb} with a {arg.type.value} operand: "
                                  "not supported", node)
@@ -1338,7 +1415,8 @@ class Emitter:
     def run(self) -> str:
         body = self.body_lines()
         self.emit_template_macros()
-        if self.root_used - PATH_NEUTRAL_FIELDS:
+        if self.root_used - PATH_NEUTRAL_FIELDS - {"Messages"} \
+                or not messages_alike_when_nil(self.template):
             # The request may take Ollama's fill-in-the-middle path, where .System, .Tools and
             # .Messages do not exist and .Prompt/.Suffix do: a second rendering of the body.
             fim = Emitter(self.template, self.analysis, depth=1, mode="fim",
@@ -1347,23 +1425,7 @@ class Emitter:
             fim.emit_template_macros()
             self.macros |= fim.macros
             self.root_used |= fim.root_used
-            if fim_body:
-                body = [
-                    "{#- Ollama's fill-in-the-middle path (a request with prompt and suffix). #}",
-                    "{%- if prompt is defined and suffix is defined %}",
-                    *fim_body,
-                    "{%- else %}",
-                    *(INDENT + line for line in body),
-                    "{%- endif %}",
-                ]
-            else:
-                body = [
-                    "{#- Ollama's fill-in-the-middle path (a request with prompt and suffix)"
-                    " renders nothing here. #}",
-                    "{%- if prompt is not defined or suffix is not defined %}",
-                    *(INDENT + line for line in body),
-                    "{%- endif %}",
-                ]
+            body = fim_branch(fim_body, body)
         definitions = [line for entry in self.templates.by_key.values() for line in entry.lines]
         return "\n".join(self.header() + self.prelude() + definitions + body)
 

@@ -9,7 +9,8 @@ and a loop over the collated messages that calls them exactly where Ollama execu
 
 A request with a prompt and a suffix takes Ollama's fill-in-the-middle path instead (§3), for
 any template: the whole template once, with `Prompt`, `Suffix`, an empty `Response` and the think
-values. `fim_branch` wraps a chat rendering with that branch.
+values. `emit.fim_branch` (shared with the messages path, re-exported here) wraps a chat
+rendering with that branch.
 
 The bodies reuse `emit.Emitter` (expressions, Go printing and truth, loops, variables): only the
 root map differs, so `LegacyEmitter` overrides the root fields and, for the final turn, the
@@ -33,7 +34,7 @@ from typing import TypeVar
 
 from gotmpl2jinja import nodes, ollama
 from gotmpl2jinja.analysis import Analysis, GoType, analyze
-from gotmpl2jinja.emit import INDENT, Emitter, Expr, quote
+from gotmpl2jinja.emit import FIM_CONDITION, INDENT, Emitter, Expr, fim_branch, quote
 from gotmpl2jinja.errors import TranslationError
 
 #: Ollama's own template functions; Go's builtins (and, len, printf…) exist in every turn.
@@ -45,12 +46,6 @@ THINK_FIELDS = ("Think", "ThinkLevel", "IsThinkSet")
 
 #: The Jinja names the prelude gives the think values (see emit.Emitter.prelude).
 THINK_NAMES = {"Think": "think", "ThinkLevel": "think_level", "IsThinkSet": "is_think_set"}
-
-#: Ollama's fill-in-the-middle condition (`Prompt != "" && Suffix != ""`) on the contract's
-#: variables: passed only for a fill-in-the-middle request, and tested for being non-empty too
-#: so that a host passing empty strings gets the chat path, as Ollama would.
-FIM_CONDITION = "prompt is defined and suffix is defined and prompt and suffix"
-
 
 class OllamaFailureWarning(UserWarning):
     """The translated template fails (raise_exception) where Ollama fails to render."""
@@ -89,24 +84,6 @@ class LegacyEmitter(Emitter):
             return self.raising(f'"{name}" is not a defined function: Ollama renders the last '
                                 "turn of a legacy template without its functions")
         return super().call(name, arg_nodes, piped, node)
-
-
-def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
-    """Wrap a chat rendering with Ollama's fill-in-the-middle path.
-
-    The fill-in-the-middle path depends on the request, not on the template (Ollama takes it
-    whenever prompt and suffix are non-empty), so every template needs the branch unless its
-    two renderings cannot differ. `fim_lines` are rendered at depth 1, `chat_lines` at depth 0
-    (they are indented here)."""
-    return [
-        "{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix renders the"
-        " whole template once. #}",
-        f"{{%- if {FIM_CONDITION} %}}",
-        *fim_lines,
-        "{%- else %}",
-        *(INDENT + line for line in chat_lines),
-        "{%- endif %}",
-    ]
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -257,7 +234,7 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
     if macros:
         from gotmpl2jinja import runtime
 
-        header.append(runtime.macro_source(sorted(macros)).strip("\n"))
+        header.append(runtime.macro_block(sorted(macros)))
     lines = [
         *header,
         *definitions,
