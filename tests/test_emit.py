@@ -474,6 +474,26 @@ def test_absent_fields_match_go(source: str) -> None:
     assert outputs == dict.fromkeys(ENGINES, want)
 
 
+@pytest.mark.parametrize("source", [
+    '{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
+    '{{ $k }}={{ eq $v "x" }}/{{ ne $v "x" }};{{ end }}{{ end }}{{ end }}',
+    "{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+    "{{ $k }}={{ eq $v nil }}/{{ ne nil $v }}/{{ eq $.Foo $v }};{{ end }}{{ end }}{{ end }}",
+    '{{ range .Messages }}{{ eq .Role $.Foo }}{{ ne $.Foo "" }}{{ eq $.Foo nil }}{{ end }}',
+])
+def test_nil_compares_like_go(source: str) -> None:
+    """Go's eq with a nil operand (JSON null, a missing key): equal only to nil, and no
+    'incompatible types' error against a string, number or bool."""
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "arguments": {"a": None, "b": "x", "c": "y", "d": 2,
+                                                 "e": {"k": None}, "f": [None]}}}]}]}
+    if '"x"' in source:  # a number against a string is Go's error: leave d, e, f out
+        conv["messages"][0]["tool_calls"][0]["function"]["arguments"] = {"a": None, "b": "x",
+                                                                         "c": "y"}
+    want, outputs = _render_go_and_jinja(source, conv)
+    assert outputs == dict.fromkeys(ENGINES, want)
+
+
 #: Keys a Python dict has as methods: jinja2 returns the method for `d.items` / `d['items']`
 #: when the key is absent, so the translator reads them with `.get`.
 _DICT_METHOD_ACCESS = re.compile(
