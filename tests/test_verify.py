@@ -388,3 +388,22 @@ def test_hypothesis_replays_a_bulk_case_and_shrinks_from_it() -> None:
     assert minimal["messages"][3:] == [{"role": "tool"}]
     assert all(m == {"role": "system"} for m in minimal["messages"][:3])
     assert set(minimal) == {"messages"}
+
+
+def test_a_callers_go_renderer_is_used_for_every_case() -> None:
+    """`render=` (e.g. the Modelfile rule of migrate) replaces the batch path case by case: a
+    Go side that appends a marker diverges everywhere, and every checked case went through it."""
+    from gotmpl2jinja.verify import go_render
+
+    calls: list[dict] = []  # type: ignore[type-arg]
+
+    def marked(source: str, conv: dict, now: object) -> str:  # type: ignore[type-arg]
+        calls.append(conv)
+        return go_render(source, conv, now) + ("!" if conv.get("messages") else "")  # type: ignore[arg-type]
+
+    result = verify_template(CHATML_GO, CHATML_JINJA, cases=40, engines=["jinja2"],
+                             render=marked, seed=4)
+    (divergence,) = result.divergences
+    assert len(divergence.conversation["messages"]) == 1
+    assert divergence.go_output is not None and divergence.go_output.endswith("!")
+    assert len(calls) >= result.cases
