@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gotmpl2jinja.emit import FIM_CONDITION
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.modelfile import (
     Modelfile,
@@ -307,7 +308,7 @@ def modelfile_preamble(system: str | None, messages: list[dict[str, str]]) -> st
             "{%- set modelfile_messages = (modelfile_system if messages|length == 0 or "
             "(messages[0].role|lower) != 'system' else []) + modelfile_messages %}"
         )
-    lines.append("{%- set messages = messages if (prompt is defined and suffix is defined) "
+    lines.append(f"{{%- set messages = messages if ({FIM_CONDITION}) "
                  "else (modelfile_messages + messages) %}")
     return "\n".join(lines)
 
