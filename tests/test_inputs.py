@@ -244,8 +244,8 @@ def test_preamble_reads_as_intended() -> None:
         "{%- set modelfile_system = [{'role': 'system', 'content': 'Be brief.'}] %}",
         "{%- set modelfile_messages = (modelfile_system if messages|length == 0 or "
         "(messages[0].role|lower) != 'system' else []) + modelfile_messages %}",
-        "{%- set messages = messages if (prompt is defined and suffix is defined) else "
-        "(modelfile_messages + messages) %}",
+        "{%- set messages = messages if (prompt is defined and suffix is defined and prompt "
+        "and suffix) else (modelfile_messages + messages) %}",
     ]
 
 
