@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import copy
+import random
+from typing import Any
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from gotmpl2jinja import strategies
 from gotmpl2jinja.conversation import ConversationError, jinja_context, validate
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 
@@ -130,3 +136,178 @@ def test_fill_in_the_middle_passes_prompt_and_suffix() -> None:
     context = jinja_context(validate(conv))
     assert context == {"messages": [], "prompt": "def f(", "suffix": "    return x",
                        "add_generation_prompt": True, "enable_thinking": False}
+
+
+# --------------------------------------------------------------------------------------------
+# Tools: exactly the documented keys and JSON types (equivalence-contract.md, "Keys and values
+# are exactly the documented ones"). Go's decoder would match other spellings case-insensitively
+# and read null as the zero value; a Jinja caller's dict keeps them as given, so they are refused.
+
+CITY = {"type": "string", "description": "City"}
+
+
+def _tool(parameters: Any = None, **function: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": "get_weather", **function}
+    if parameters is not None:
+        body["parameters"] = parameters
+    return {"type": "function", "function": body}
+
+
+def _with_property(prop: Any) -> dict[str, Any]:
+    return {"tools": [_tool({"type": "object", "properties": {"city": prop}})]}
+
+
+PROPERTY_AT = "tools[0].function.parameters.properties.city"
+
+
+@pytest.mark.parametrize(
+    ("conv", "message"),
+    [
+        # unknown keys, at each level
+        ({"tools": [{"type": "function", "strict": True, "function": {"name": "f"}}]},
+         "tools[0]: unknown tool field(s) ['strict']; expected type, items and function"),
+        ({"tools": [{"Type": "function", "function": {"name": "f"}}]},
+         "tools[0]: unknown tool field(s) ['Type'] (keys are case-sensitive here: 'type'); "
+         "expected type, items and function"),
+        ({"tools": [_tool(Name="f")]},
+         "tools[0].function: unknown function field(s) ['Name'] (keys are case-sensitive "
+         "here: 'name'); expected name, description and parameters"),
+        ({"tools": [_tool({"type": "object", "additionalProperties": False})]},
+         "tools[0].function.parameters: unknown parameters field(s) ['additionalProperties']; "
+         "expected type, $defs, items, required and properties"),
+        ({"tools": [_tool({"type": "object", "$DEFS": {}})]},
+         "tools[0].function.parameters: unknown parameters field(s) ['$DEFS'] (keys are "
+         "case-sensitive here: '$defs')"),
+        (_with_property({"type": "string", "Description": "City"}),
+         f"{PROPERTY_AT}: unknown property field(s) ['Description'] (keys are case-sensitive "
+         "here: 'description'); expected anyOf, type, items, description, enum, properties "
+         "and required"),
+        (_with_property({"anyof": [CITY]}),
+         f"{PROPERTY_AT}: unknown property field(s) ['anyof'] (keys are case-sensitive here: "
+         "'anyOf')"),
+        (_with_property({"type": "string", "default": "Paris", "title": "City"}),
+         f"{PROPERTY_AT}: unknown property field(s) ['default', 'title']; expected"),
+        # ... recursively, through nested properties and anyOf
+        (_with_property({"type": "object", "properties": {"zip": {"format": "x"}}}),
+         f"{PROPERTY_AT}.properties.zip: unknown property field(s) ['format']"),
+        (_with_property({"anyOf": [CITY, {"type": "null", "nullable": True}]}),
+         f"{PROPERTY_AT}.anyOf[1]: unknown property field(s) ['nullable']"),
+        (_with_property({"anyOf": [{"properties": {"a b": {"Type": "x"}}}]}),
+         f'{PROPERTY_AT}.anyOf[0].properties["a b"]: unknown property field(s) [\'Type\']'),
+        # types, and null where Go would read a zero value
+        ({"tools": [{"type": None, "function": {"name": "f"}}]},
+         "tools[0].type: must be a string, not null"),
+        ({"tools": [{"type": "function", "function": None}]},
+         "tools[0].function: must be an object, not null"),
+        ({"tools": [_tool(name=None)]}, "tools[0].function.name: must be a string, not null"),
+        ({"tools": [_tool(description=3)]},
+         "tools[0].function.description: must be a string, not a number"),
+        ({"tools": [{"type": "function", "function": {"name": "f", "parameters": None}}]},
+         "tools[0].function.parameters: must be an object, not null"),
+        ({"tools": [_tool({"type": None})]},
+         "tools[0].function.parameters.type: must be a string, not null"),
+        ({"tools": [_tool({"type": ["object"]})]},
+         "tools[0].function.parameters.type: must be a string, not an array"),
+        ({"tools": [_tool({"type": "object", "required": None})]},
+         "tools[0].function.parameters.required: must be an array of strings, not null"),
+        ({"tools": [_tool({"type": "object", "required": ["city", None]})]},
+         "tools[0].function.parameters.required[1]: must be a string, not null"),
+        ({"tools": [_tool({"type": "object", "properties": None})]},
+         "tools[0].function.parameters.properties: must be an object of properties, not null"),
+        ({"tools": [_tool({"type": "object", "properties": [CITY]})]},
+         "tools[0].function.parameters.properties: must be an object of properties, "
+         "not an array"),
+        (_with_property(None), f"{PROPERTY_AT}: a property must be an object, not null"),
+        (_with_property("string"), f"{PROPERTY_AT}: a property must be an object, not a string"),
+        (_with_property({"type": None}),
+         f"{PROPERTY_AT}.type: must be a string or a list of strings, not null"),
+        (_with_property({"type": 1}),
+         f"{PROPERTY_AT}.type: must be a string or a list of strings, not a number"),
+        (_with_property({"type": ["string", None]}),
+         f"{PROPERTY_AT}.type: must be a string or a list of strings, not a list holding null"),
+        (_with_property({"description": None}),
+         f"{PROPERTY_AT}.description: must be a string, not null"),
+        (_with_property({"enum": None}), f"{PROPERTY_AT}.enum: must be an array, not null"),
+        (_with_property({"enum": "c"}), f"{PROPERTY_AT}.enum: must be an array, not a string"),
+        (_with_property({"enum": [float("inf")]}), f"{PROPERTY_AT}.enum[0]: inf is not"),
+        (_with_property({"anyOf": None}),
+         f"{PROPERTY_AT}.anyOf: must be an array of properties, not null"),
+        (_with_property({"anyOf": [None]}),
+         f"{PROPERTY_AT}.anyOf[0]: a property must be an object, not null"),
+        (_with_property({"properties": None}),
+         f"{PROPERTY_AT}.properties: must be an object of properties, not null"),
+        (_with_property({"properties": {"zip": {"type": None}}}),
+         f"{PROPERTY_AT}.properties.zip.type: must be a string or a list of strings, not null"),
+        (_with_property({"required": "zip"}),
+         f"{PROPERTY_AT}.required: must be an array of strings, not a string"),
+        (_with_property({"items": {"x": float("nan")}}), f"{PROPERTY_AT}.items.x: nan is not"),
+        ({"tools": [_tool({"type": "object", "$defs": {"a b": [float("nan")]}})]},
+         'tools[0].function.parameters.$defs["a b"][0]: nan is not a JSON number'),
+    ],
+)
+def test_off_contract_tools_are_refused_naming_the_path(conv: Any, message: str) -> None:
+    with pytest.raises(ConversationError) as info:
+        validate({"messages": [], **conv})
+    assert message in str(info.value)
+
+
+FULL_TOOL = {
+    "type": "function",
+    "items": None,
+    "function": {
+        "name": "", "description": "Weather <b>",
+        "parameters": {
+            "type": "object", "$defs": None, "items": {"any": [None, 1.5, {"k": True}]},
+            "required": [], "properties": {
+                "": {},
+                "city": {"type": ["string", "null"], "description": "",
+                         "enum": [None, 1, "x", [{}]], "items": None,
+                         "anyOf": [{"type": "string"}, {"properties": {"z": {"required": []}}}],
+                         "properties": {"a b": {"type": []}}, "required": ["a b"]},
+            },
+        },
+    },
+}
+
+
+def test_every_documented_tool_key_and_free_json_value_is_accepted() -> None:
+    """Free JSON (items, $defs, enum items) may be null: Go's nil, printed like absent."""
+    conv = {"messages": [], "tools": [FULL_TOOL, {"function": {}}]}
+    assert validate(conv) is conv
+
+
+def test_a_tool_without_a_function_stays_refused() -> None:
+    with pytest.raises(ConversationError, match=r"tools\[1\]\.function: must be an object"):
+        validate({"tools": [FULL_TOOL, {"type": "function"}]})
+
+
+def test_validation_leaves_the_tools_untouched() -> None:
+    tools = [copy.deepcopy(FULL_TOOL)]
+    validate({"tools": tools})
+    assert tools == [FULL_TOOL]
+
+
+# --------------------------------------------------------------------------------------------
+# The project's generators stay inside the contract (else the harness would test nothing real)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.conversations())
+def test_generated_conversations_are_inside_the_contract(conv: dict[str, Any]) -> None:
+    assert validate(conv) is conv
+
+
+@settings(max_examples=300, deadline=None)
+@given(strategies.tools())
+def test_generated_tool_lists_are_inside_the_contract(tools: list[dict[str, Any]]) -> None:
+    validate({"messages": [], "tools": tools})
+
+
+def test_bulk_pools_and_exhaustive_cases_are_inside_the_contract() -> None:
+    rng = random.Random(14)
+    for _ in range(3000):
+        validate(strategies.draw_random(rng).conversation)
+    for tools in strategies.tools_pool():
+        validate({"messages": [], "tools": tools})
+    for conv in strategies.exhaustive_conversations(2):
+        validate(conv)

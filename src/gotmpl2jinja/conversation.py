@@ -9,7 +9,9 @@ from the same validated object, so a malformed one is refused with a sentence, n
 from __future__ import annotations
 
 import copy
+import json
 import math
+import re
 from typing import Any
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
@@ -63,7 +65,7 @@ def _check_json(value: Any, where: str) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise _fail(where, f"object key {key!r} is not a string")
-            _check_json(item, f"{where}.{key}")
+            _check_json(item, _at(where, key))
         return
     raise _fail(where, f"{type(value).__name__} is not a JSON value")
 
@@ -125,24 +127,140 @@ def _check_message(message: Any, where: str) -> None:
             _check_tool_call(call, f"{where}.tool_calls[{j}]")
 
 
+#: The keys Ollama's api.Tool and its parts know, as the contract spells them (Go would also
+#: match them case-insensitively; a Jinja caller's dict would not, so other spellings are refused).
+_TOOL_KEYS = ("type", "items", "function")
+_FUNCTION_KEYS = ("name", "description", "parameters")
+_PARAMETERS_KEYS = ("type", "$defs", "items", "required", "properties")
+_PROPERTY_KEYS = ("anyOf", "type", "items", "description", "enum", "properties", "required")
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+
+
+def _at(where: str, key: str) -> str:
+    """The JSON path of `key` inside `where` (`a.city`, or `a["a b"]` for other keys)."""
+    if _IDENTIFIER.match(key):
+        return f"{where}.{key}" if where else key
+    return f"{where}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _listing(keys: tuple[str, ...]) -> str:
+    return ", ".join(keys[:-1]) + " and " + keys[-1]
+
+
+def _check_keys(obj: dict[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
+    """Refuse keys outside `known`, pointing at a case variant Go would have accepted."""
+    unknown = [key for key in obj if key not in known]
+    if not unknown:
+        return
+    key = unknown[0]
+    if not isinstance(key, str):
+        raise _fail(where, f"object key {key!r} is not a string")
+    hint = next((f" (keys are case-sensitive here: {k!r})" for k in known
+                 if k.lower() == key.lower()), "")
+    raise _fail(where, f"unknown {what} field(s) {sorted(map(str, unknown))}{hint}; "
+                       f"expected {_listing(known)}")
+
+
+def _check_string(obj: dict[str, Any], key: str, where: str) -> None:
+    if key in obj and not isinstance(obj[key], str):
+        raise _fail(_at(where, key), f"must be a string, not {_kind(obj[key])}")
+
+
+def _check_strings(obj: dict[str, Any], key: str, where: str) -> None:
+    """An array of strings (`required`); Go would turn a null item into ""."""
+    if key not in obj:
+        return
+    values = obj[key]
+    if not isinstance(values, list):
+        raise _fail(_at(where, key), f"must be an array of strings, not {_kind(values)}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise _fail(f"{_at(where, key)}[{i}]", f"must be a string, not {_kind(value)}")
+
+
+def _check_free_json(obj: dict[str, Any], key: str, where: str) -> None:
+    """`items` / `$defs`: any JSON value Go keeps as is; null is Go's nil, like absent."""
+    if key in obj:
+        _check_json(obj[key], _at(where, key))
+
+
+def _check_properties(properties: Any, where: str) -> None:
+    if not isinstance(properties, dict):
+        raise _fail(where, f"must be an object of properties, not {_kind(properties)}")
+    for name, prop in properties.items():
+        if not isinstance(name, str):
+            raise _fail(where, f"object key {name!r} is not a string")
+        _check_property(prop, _at(where, name))
+
+
+def _check_property(prop: Any, where: str) -> None:
+    """One JSON-schema property as api.ToolProperty decodes it (recursive)."""
+    if not isinstance(prop, dict):
+        raise _fail(where, f"a property must be an object, not {_kind(prop)}")
+    _check_keys(prop, _PROPERTY_KEYS, where, "property")
+    if "type" in prop:
+        kind = prop["type"]
+        if isinstance(kind, list):
+            odd = [t for t in kind if not isinstance(t, str)]
+            if odd:
+                raise _fail(_at(where, "type"), "must be a string or a list of strings, "
+                                                 f"not a list holding {_kind(odd[0])}")
+        elif not isinstance(kind, str):
+            raise _fail(_at(where, "type"),
+                        f"must be a string or a list of strings, not {_kind(kind)}")
+    _check_string(prop, "description", where)
+    if "enum" in prop:
+        if not isinstance(prop["enum"], list):
+            raise _fail(_at(where, "enum"), f"must be an array, not {_kind(prop['enum'])}")
+        _check_json(prop["enum"], _at(where, "enum"))
+    if "anyOf" in prop:
+        alternatives = prop["anyOf"]
+        if not isinstance(alternatives, list):
+            raise _fail(_at(where, "anyOf"),
+                        f"must be an array of properties, not {_kind(alternatives)}")
+        for i, alternative in enumerate(alternatives):
+            _check_property(alternative, f"{_at(where, 'anyOf')}[{i}]")
+    if "properties" in prop:
+        _check_properties(prop["properties"], _at(where, "properties"))
+    _check_strings(prop, "required", where)
+    _check_free_json(prop, "items", where)
+
+
+def _check_parameters(parameters: Any, where: str) -> None:
+    if not isinstance(parameters, dict):
+        raise _fail(where, f"must be an object, not {_kind(parameters)}")
+    _check_keys(parameters, _PARAMETERS_KEYS, where, "parameters")
+    _check_string(parameters, "type", where)
+    _check_strings(parameters, "required", where)
+    if "properties" in parameters:
+        _check_properties(parameters["properties"], _at(where, "properties"))
+    _check_free_json(parameters, "$defs", where)
+    _check_free_json(parameters, "items", where)
+
+
+def _check_tool(tool: Any, where: str) -> None:
+    if not isinstance(tool, dict):
+        raise _fail(where, f"a tool must be an object, not {_kind(tool)}")
+    _check_keys(tool, _TOOL_KEYS, where, "tool")
+    _check_string(tool, "type", where)
+    _check_free_json(tool, "items", where)
+    function = tool.get("function")
+    if not isinstance(function, dict):
+        raise _fail(_at(where, "function"), f"must be an object, not {_kind(function)}")
+    where = _at(where, "function")
+    _check_keys(function, _FUNCTION_KEYS, where, "function")
+    _check_string(function, "name", where)
+    _check_string(function, "description", where)
+    if "parameters" in function:
+        _check_parameters(function["parameters"], _at(where, "parameters"))
+
+
 def _check_tools(tools: Any) -> None:
     if not isinstance(tools, list):
         raise _fail("tools", f"must be an array, not {_kind(tools)}")
     for i, tool in enumerate(tools):
-        where = f"tools[{i}]"
-        if not isinstance(tool, dict):
-            raise _fail(where, f"a tool must be an object, not {_kind(tool)}")
-        function = tool.get("function")
-        if not isinstance(function, dict):
-            raise _fail(f"{where}.function", f"must be an object, not {_kind(function)}")
-        for key in ("name", "description"):
-            if key in function and not isinstance(function[key], str):
-                raise _fail(f"{where}.function.{key}",
-                            f"must be a string, not {_kind(function[key])}")
-        if "parameters" in function and not isinstance(function["parameters"], dict):
-            raise _fail(f"{where}.function.parameters",
-                        f"must be an object, not {_kind(function['parameters'])}")
-        _check_json(tool, where)
+        _check_tool(tool, f"tools[{i}]")
 
 
 def validate(conv: Any) -> dict[str, Any]:
@@ -150,7 +268,9 @@ def validate(conv: Any) -> dict[str, Any]:
 
     Refused: a non-object, unknown fields (a typo would otherwise silently test nothing), fields
     of the wrong JSON type, a `think` Ollama would answer 400 to, half a fill-in-the-middle
-    request, or messages mixed with one.
+    request, or messages mixed with one. Tools too, down to nested properties and `anyOf`: a key
+    other than the documented lower-case one, or a null outside free JSON, is where Go's
+    case-insensitive, null-skipping decoder and a Jinja caller's dict see different things.
     """
     if not isinstance(conv, dict):
         raise _fail("", f"a conversation must be a JSON object, not {_kind(conv)}")
