@@ -17,6 +17,7 @@ Go's bytes.
 from __future__ import annotations
 
 import bisect
+import builtins
 import itertools
 import math
 import re
@@ -623,10 +624,10 @@ def new_number(text: str, pos: n.Pos) -> n.NumberNode:
     u = _parse_uint(text)
     if u is not None:
         node.is_uint, node.uint64 = True, u
-    i = _parse_int(text)
-    if i is not None:
-        node.is_int, node.int64 = True, i
-        if i == 0:
+    signed = _parse_int(text)
+    if signed is not None:
+        node.is_int, node.int64 = True, signed
+        if signed == 0:
             node.is_uint, node.uint64 = True, u or 0
     if node.is_int:
         node.is_float, node.float64 = True, float(node.int64)
@@ -687,7 +688,8 @@ class _Frame:
     saved_vars: int
     chained: bool = False           # opened by `{{ else if }}`/`{{ else with }}`
     in_else: bool = False
-    outer_vars: list[str] = field(default_factory=list)
+    # `builtins.list`: the field `list` above shadows the builtin inside this class body
+    outer_vars: builtins.list[str] = field(default_factory=builtins.list)
     name: str = ""
     open_close: int = 0             # offset of the opener's `}}` (Go blames it for a block)
 
@@ -777,7 +779,7 @@ class _Builder:
                 kw = act.keyword
                 assert kw is not None
                 raise self.fail("unexpected \"define\" in command: {{define}} is only allowed "
-                                "at the top level, outside any other action", kw.start_pos)
+                                "at the top level, outside any other action", _start(kw))
             tname = self.template_name(body.children[1])
             frame = _Frame("define", None, n.ListNode(pos=self.where.pos(act.close + 2)), 0,
                            outer_vars=self.vars, name=tname)
@@ -802,7 +804,7 @@ class _Builder:
 
     def else_action(self, act: _Action, pos: n.Pos) -> None:
         chain = {"act_else_if": "if", "act_else_with": "with"}.get(act.kind)
-        blame = act.keyword.start_pos if chain and act.keyword is not None else act.close
+        blame = _start(act.keyword) if chain and act.keyword is not None else act.close
         frame = self.else_frame(chain, blame)
         frame.in_else = True
         assert isinstance(frame.node, n.BranchNode)
@@ -841,12 +843,12 @@ class _Builder:
         """Go's checks on the tokens of an action up to `offset`, where the grammar rejected
         it: Go parses left to right and stops at an undefined function or variable, a bad
         literal, a misplaced {{else if}} or {{define}} before it reaches that point."""
-        head = [t for t in tokens if t.start_pos < offset]
+        head = [t for t in tokens if _start(t) < offset]
         if len(head) >= 2 and head[0].type == "ELSE" and head[1].type in ("IF", "WITH"):
-            self.else_frame(head[1].type.lower(), head[1].start_pos)
+            self.else_frame(head[1].type.lower(), _start(head[1]))
         if head and head[0].type == "DEFINE" and self.stack:
             raise self.fail("unexpected \"define\" in command: {{define}} is only allowed "
-                            "at the top level, outside any other action", head[0].start_pos)
+                            "at the top level, outside any other action", _start(head[0]))
         pipe_start = True
         for i, tok in enumerate(head):
             kind = tok.type
@@ -857,7 +859,7 @@ class _Builder:
                 node = self.term(tok, lead_var=pipe_start)
                 chain = list(itertools.takewhile(lambda t: t.type == "CHAINFIELD", head[i + 1:]))
                 if chain and isinstance(node, _CONSTANT_NODES):
-                    raise self.constant_chain(tok, chain[-1].end_pos)
+                    raise self.constant_chain(tok, _end(chain[-1]))
             named = kind in ("STRING", "RAWSTRING") and i > 0 and head[i - 1].type in (
                 "TEMPLATE", "BLOCK")
             pipe_start = kind in _PIPELINE_OPENERS or named or (
@@ -897,16 +899,16 @@ class _Builder:
         try:
             return unquote_string(str(tok))
         except ValueError as exc:
-            raise self.fail(f"invalid syntax in string {str(tok)}: {exc}", tok.start_pos) \
+            raise self.fail(f"invalid syntax in string {str(tok)}: {exc}", _start(tok)) \
                 from None
 
     def declare(self, tok: Token, pipe: n.PipeNode) -> None:
-        pipe.decl.append(n.VariableNode([str(tok)], pos=self.where.pos(tok.start_pos)))
+        pipe.decl.append(n.VariableNode([str(tok)], pos=self.where.pos(_start(tok))))
         self.vars.append(str(tok))
 
     def pipeline(self, tree: Tree, context: str, close: int) -> n.PipeNode:
         first = _first_token(tree)
-        pipe = n.PipeNode(pos=self.where.pos(first.start_pos if first else close))
+        pipe = n.PipeNode(pos=self.where.pos(_start(first) if first else close))
         children = tree.children
         cmds_tree = children[-1]
         if len(children) == 2:
@@ -926,7 +928,7 @@ class _Builder:
             return self.pipeline(tree, "range", close)
         first = tree.children[0]
         assert isinstance(first, Token)
-        pipe = n.PipeNode(pos=self.where.pos(first.start_pos))
+        pipe = n.PipeNode(pos=self.where.pos(_start(first)))
         if tree.data == "range_two":
             v1, _comma, v2, op, cmds = tree.children
             assert isinstance(v2, Token) and isinstance(op, Token)
@@ -939,7 +941,7 @@ class _Builder:
         _v, _comma, cmds = tree.children
         lead = _first_token(cmds)
         if lead is None or lead.type != "VARIABLE":
-            blame = lead.start_pos if lead else close
+            blame = _start(lead) if lead else close
             raise self.fail("range can only initialize variables", blame)
         self.declare(first, pipe)
         self.commands(cmds, pipe, close, lead_var=True)
@@ -981,7 +983,7 @@ class _Builder:
             node.ident.extend(names)
             return node
         if isinstance(node, _CONSTANT_NODES):
-            raise self.constant_chain(term, chain[-1].end_pos)
+            raise self.constant_chain(term, _end(chain[-1]))
         return n.ChainNode(node, names, pos=node.pos)
 
     def constant_chain(self, term: Tree | Token, end: int) -> TemplateSyntaxError:
@@ -994,13 +996,13 @@ class _Builder:
             lpar, pipe_tree, rpar = term.children
             assert isinstance(lpar, Token) and isinstance(rpar, Token)
             assert isinstance(pipe_tree, Tree)
-            return self.pipeline(pipe_tree, "parenthesized pipeline", rpar.start_pos)
-        pos = self.where.pos(term.start_pos)
+            return self.pipeline(pipe_tree, "parenthesized pipeline", _start(rpar))
+        pos = self.where.pos(_start(term))
         kind = term.type
         text = str(term)
         if kind == "IDENT":
             if text not in KNOWN_FUNCS:
-                raise self.fail(f"function {text!r} not defined", term.start_pos)
+                raise self.fail(f"function {text!r} not defined", _start(term))
             return n.IdentifierNode(text, pos=pos)
         if kind == "FIELD":
             return n.FieldNode([text[1:]], pos=pos)
@@ -1010,8 +1012,8 @@ class _Builder:
                 # (to see whether it is declared there): its line is the one Go reports.
                 line = None
                 if lead_var:
-                    line = self.where.line(_next_nonspace(self.source, term.end_pos))
-                raise self.fail(f"undefined variable {text!r}", term.start_pos, line)
+                    line = self.where.line(_next_nonspace(self.source, _end(term)))
+                raise self.fail(f"undefined variable {text!r}", _start(term), line)
             return n.VariableNode([text], pos=pos)
         if kind == "DOT":
             return n.DotNode(pos=pos)
@@ -1025,10 +1027,10 @@ class _Builder:
             except (ValueError, IndexError) as exc:
                 raise self.fail(f"{exc}" if kind == "NUMBER" else
                                 f"invalid character constant {text}: {exc}",
-                                term.start_pos) from None
+                                _start(term)) from None
         if kind in ("STRING", "RAWSTRING"):
             return n.StringNode(text, self.string_value(term), pos=pos)
-        raise self.fail(f"unexpected {text!r} in operand", term.start_pos)  # pragma: no cover
+        raise self.fail(f"unexpected {text!r} in operand", _start(term))  # pragma: no cover
 
 
 def _next_nonspace(src: str, pos: int) -> int:
@@ -1038,6 +1040,21 @@ def _next_nonspace(src: str, pos: int) -> int:
             return pos + 3  # a trim-marked `}}`: Go's item starts after " -"
         pos += 1
     return pos
+
+
+def _start(tok: Token) -> int:
+    """Where `tok` starts. Lark types `start_pos` as optional; every token here comes from
+    `_Scan` (or is the `$END` token), which always sets it."""
+    offset = tok.start_pos
+    assert offset is not None
+    return offset
+
+
+def _end(tok: Token) -> int:
+    """Where `tok` ends (set on every token, like `_start`)."""
+    offset = tok.end_pos
+    assert offset is not None
+    return offset
 
 
 def _first_token(tree: Tree | Token) -> Token | None:
@@ -1100,7 +1117,7 @@ def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
     except (_LexError, _NoToken, _Unexpected) as exc:
         at_end = isinstance(exc, _Unexpected) and exc.token.type == "$END"
         offset = len(source) if at_end else (
-            exc.token.start_pos if isinstance(exc, _Unexpected) else exc.offset)
+            _start(exc.token) if isinstance(exc, _Unexpected) else exc.offset)
         _raise_earlier(source, name, where, scan, offset)
         line: int | None = None
         if isinstance(exc, _LexError):
@@ -1119,12 +1136,15 @@ def _flat_items(source: str, name: str, where: _Where) -> list[Token | _Action]:
             items.append(child)
             continue
         ltok, body, rtok = child.children
-        keyword = None
+        assert isinstance(ltok, Token) and isinstance(body, Tree) and isinstance(rtok, Token)
+        keyword: Token | None = None
         if body.data in ("act_else_if", "act_else_with", "act_define"):
-            keyword = body.children[1] if body.data != "act_define" else body.children[0]
+            word = body.children[1] if body.data != "act_define" else body.children[0]
+            assert isinstance(word, Token)
+            keyword = word
         items.append(_Action(
-            kind=body.data, tree=body, start=ltok.start_pos,
-            close=rtok.end_pos - 2, trim_left=ltok.type == "LDELIM_TRIM",
+            kind=body.data, tree=body, start=_start(ltok),
+            close=_end(rtok) - 2, trim_left=ltok.type == "LDELIM_TRIM",
             trim_right=rtok.type == "RDELIM_TRIM", keyword=keyword))
     return items
 
@@ -1143,10 +1163,10 @@ def _build(builder: _Builder, items: list[Token | _Action]) -> None:
                 inner = inner[2:]
             if inner[-1:] == "-" and inner[-2:-1] in tuple(_GO_SPACE):
                 inner = inner[:-2]
-            builder.comment(inner, item.start_pos)
+            builder.comment(inner, _start(item))
             continue
         text = str(item)
-        start = item.start_pos
+        start = _start(item)
         if idx > 0 and _trims_right(items[idx - 1]):
             stripped = text.lstrip(_GO_SPACE)
             start += len(text) - len(stripped)
@@ -1232,18 +1252,18 @@ def _explain_token(source: str, tok: Token, offset: int) -> tuple[str, int, int 
     if tok.type in ("RDELIM", "RDELIM_TRIM"):
         opened = source.count("(", source.rfind("{{", 0, offset), offset)
         closed = source.count(")", source.rfind("{{", 0, offset), offset)
-        close = tok.end_pos - 2
+        close = _end(tok) - 2
         if opened > closed:
             return "unclosed left paren", close, None
         return ("missing value: the action ends before its pipeline (or the pipeline ends "
                 "with an empty command)"), close, None
     if tok.type == "COMMA":
         return ("too many declarations: only {{range}} may declare two variables "
-                "($i, $v := …)"), tok.start_pos, None
+                "($i, $v := …)"), _start(tok), None
     if tok.type == "RPAR":
         opened = source.count("(", source.rfind("{{", 0, offset), offset)
         closed = source.count(")", source.rfind("{{", 0, offset), offset)
         if closed >= opened:
-            return "unexpected right paren", tok.start_pos, None
-        return "missing value for parenthesized pipeline", tok.start_pos, None
-    return f"unexpected {_describe(tok)} in action", tok.start_pos, None
+            return "unexpected right paren", _start(tok), None
+        return "missing value for parenthesized pipeline", _start(tok), None
+    return f"unexpected {_describe(tok)} in action", _start(tok), None
