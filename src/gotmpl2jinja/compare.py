@@ -800,8 +800,8 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
     """docs/compare.md: the command, the rules, the table, then one section per entry."""
     totals: dict[str, int] = {}
     compared = [r.comparison for r in results if r.comparison is not None]
-    for c in compared:
-        for f in c.findings:
+    for comparison in compared:
+        for f in comparison.findings:
             totals[f.kind] = totals.get(f.kind, 0) + 1
     agreeing = sum(c.agree for c in compared)
     failed = [r for r in results if r.comparison is None]

@@ -798,12 +798,13 @@ class Emitter:
             elif var.role == "template_arg":
                 base = self.values[id(var)]
             else:
-                base = self.values.get(id(var))
-                if base is None:
+                bound = self.values.get(id(var))
+                if bound is None:
                     raise self.error(f"{var.go_name} is used where it has no value", node)
-                if base.loop is not None and (not self.loops or self.loops[-1].ident
-                                              != base.loop):
+                if bound.loop is not None and (not self.loops or self.loops[-1].ident
+                                               != bound.loop):
                     raise self.error(f"{var.go_name} read inside a nested loop", node)
+                base = bound
             if len(node.ident) == 1 and base.type == GoType.ROOT:
                 raise self.error("using `$` itself is not supported", node)
             return self.fields(base, node.ident[1:], node)

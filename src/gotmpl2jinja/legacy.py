@@ -167,15 +167,16 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
     failures: list[str] = []
 
     taken = _jinja_names(full_analysis)
+    cut: nodes.Template | None = None
+    cut_analysis: Analysis | None = None
+    panic: ollama.CutPanicError | None = None
     try:
         cut, _ = ollama.cut(template)
         cut.name = name
-        cut_analysis: Analysis | None = analyze(cut)
+        cut_analysis = analyze(cut)
         taken |= _jinja_names(cut_analysis)
     except ollama.CutPanicError as exc:
         cut, cut_analysis, panic = None, None, exc
-    else:
-        panic = None
     params = {"System": "system", "Prompt": "prompt", "Response": _fresh("response", taken)}
     names = {base: _fresh(base, taken) for base in ("turn", "final_turn", "pending")}
     mine = set(params.values()) | set(names.values()) | {"message"}
