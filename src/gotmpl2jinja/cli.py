@@ -168,6 +168,7 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
     from gotmpl2jinja.modelfile import parse_modelfile
     from gotmpl2jinja.store import load_model
 
+    fields: dict[str, Any]  # the JSON printed by --json
     if from_store:
         model = load_model(source)
         fields = {"template": model.template, "system": model.system,
@@ -218,7 +219,7 @@ def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str 
             verdict = harness.verify_file(
                 path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
                 exhaustive=depth, engines=engine_names, seed=seed,
-                progress=(lambda n, t=task: progress.update(t, completed=n)) if progress else None,
+                progress=_task_progress(progress, task) if progress else None,
             )
             if progress:
                 progress.remove_task(task)
@@ -240,6 +241,14 @@ def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str 
                    f"{len(failed)} not")
     if failed:
         sys.exit(1)
+
+
+def _task_progress(progress: Any, task: Any) -> Callable[[int], None]:
+    """verify_file's progress callback for one task of the rich display (a named function:
+    mypy cannot type a lambda with a default argument)."""
+    def update(done: int) -> None:
+        progress.update(task, completed=done)
+    return update
 
 
 def _verify_progress() -> Any:
