@@ -167,8 +167,9 @@ class MiniJinjaEngine:
         env = minijinja.Environment(
             trim_blocks=trim, lstrip_blocks=trim, pycompat=True, debug=False
         )
-        env.add_function("raise_exception", _raise_exception)
-        env.add_function("strftime_now", self._strftime_now)
+        # (add_function exists at run time; minijinja's type stubs omit it)
+        env.add_function("raise_exception", _raise_exception)  # type: ignore[attr-defined]
+        env.add_function("strftime_now", self._strftime_now)  # type: ignore[attr-defined]
         self._env = env
         self._known: set[str] = set()
 

@@ -62,7 +62,8 @@ SPECIAL_FRAGMENTS = (
     "日本語", "ß", "İ",
 )
 
-_characters = st.characters(exclude_categories=("Cs",))  # no lone surrogates (see module doc)
+# No lone surrogates (see module doc).
+_characters = st.characters(exclude_categories=["Cs"])
 
 
 def texts(max_fragments: int = 6) -> st.SearchStrategy[str]:

@@ -360,8 +360,12 @@ def _shrunk_divergences(checker: _Checker, case: DrawnCase, engines: list[Engine
     divergences: list[Divergence] = []
     left = list(engines)
     while left:
-        minimal = shrink_conversation(
-            case, lambda conv, group=tuple(left): bool(checker.diverges(conv, list(group))))
+        group = list(left)
+
+        def still_diverges(conv: dict[str, Any], group: list[Engine] = group) -> bool:
+            return bool(checker.diverges(conv, group))
+
+        minimal = shrink_conversation(case, still_diverges)
         hit = checker.diverges(minimal, left)
         if not hit:  # a nondeterministic engine: report the case as found, never loop on it
             hit, minimal = left, case.conversation

@@ -34,7 +34,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from gotmpl2jinja.errors import ReferenceRendererError, RenderError, TemplateSyntaxError
 from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, RendererClient, decode_output
@@ -206,7 +206,7 @@ class ReferenceRenderer:
         return verdict.path
 
 
-def _raise(answer: dict[str, Any]) -> Any:
+def _raise(answer: dict[str, Any]) -> NoReturn:
     """Turn a failed answer into the package's exception for its kind."""
     kind = answer.get("kind")
     message = str(answer.get("error", "unknown error"))
