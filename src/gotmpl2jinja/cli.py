@@ -11,6 +11,7 @@ Exit codes: 0 success; 1 invalid input / translation impossible / divergence fou
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -312,6 +313,8 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         return
     if fmt == "gguf" and gguf_source is None:
         raise click.UsageError("--format gguf needs --gguf MODEL.gguf (the file to copy)")
+    if output.endswith(("/", os.sep)) and not Path(output).is_dir():
+        raise click.UsageError(f"-o {output}: no such directory (create it, or name a file)")
     written = write_output(jinja, fmt, Path(output), force=force, stop=source.stop,
                            gguf_source=Path(gguf_source) if gguf_source else None)
     click.echo(f"wrote {written}", err=True)

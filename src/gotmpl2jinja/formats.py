@@ -60,7 +60,7 @@ def write_output(
     if not out.parent.is_dir():
         raise OutputError(f"cannot write {out}: directory {out.parent} does not exist")
     if out.exists() and not force:
-        raise OutputError(f"{out} already exists; pass force to overwrite it")
+        raise OutputError(f"{out} already exists (use --force to overwrite it)")
 
     if fmt == "jinja":
         _atomic_write(out, lambda f: f.write(jinja.encode("utf-8")))
