@@ -358,17 +358,13 @@ def convert_source(source: Source) -> str:
 
 
 def go_renderer(source: Source) -> GoRenderer:
-    """The Go side of verification for this Source: Ollama's render with the Modelfile rule."""
-    from gotmpl2jinja.reference import render
+    """The Go side of verification for this Source: Ollama's render with the Modelfile rule.
 
-    system = source.system or None
-    messages = [dict(m) for m in source.messages] or None
+    A `verify.GoSide`: `verify_template(render=…)` renders it in batches (`reference.render_many`
+    with the same rule), single cases by calling it.
+    """
+    from gotmpl2jinja.verify import GoSide
 
-    def render_with_modelfile(go_source: str, conversation: dict[str, Any],
-                              now: dt.datetime) -> str:
-        if now.tzinfo is None:
-            now = now.replace(tzinfo=dt.timezone.utc)
-        return render(go_source, conversation, now=now.isoformat(), modelfile_system=system,
-                      modelfile_messages=messages)
-
-    return render_with_modelfile
+    return GoSide(modelfile_system=source.system or None,
+                  modelfile_messages=tuple((m["role"], m.get("content", ""))
+                                           for m in source.messages))

@@ -38,6 +38,7 @@ from gotmpl2jinja.engines import (
 from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError, RenderError
 
 if TYPE_CHECKING:
+    from gotmpl2jinja.inputs import Source
     from gotmpl2jinja.strategies import DrawnCase
 
 T = TypeVar("T")
@@ -115,19 +116,49 @@ class VerifyResult:
 # Comparing one case
 
 
-def go_render(go_source: str, conversation: dict[str, Any], now: dt.datetime) -> str:
-    """The Go side through the reference renderer (Ollama's Execute on Go's text/template)."""
-    from gotmpl2jinja.reference import render
+@dataclass(frozen=True)
+class GoSide:
+    """The Go side through the reference renderer: Ollama's Execute on Go's text/template,
+    with a Modelfile's SYSTEM/MESSAGE rule (ollama-semantics.md §8) when one is given.
 
-    return render(go_source, conversation, now=rfc3339(now))
+    Callable as a `GoRenderer` (single cases: shrinking and reports) and `many` as a
+    `GoBatchRenderer` (one request per batch), so a Modelfile is verified as fast as a bare
+    template and both modes go through the same renderer with the same rule.
+    """
+
+    modelfile_system: str | None = None
+    modelfile_messages: tuple[tuple[str, str], ...] = ()  # (role, content) of each MESSAGE
+
+    def _rule(self) -> dict[str, Any]:
+        messages = [{"role": r, "content": c} for r, c in self.modelfile_messages]
+        return {"modelfile_system": self.modelfile_system or None,
+                "modelfile_messages": messages or None}
+
+    def __call__(self, go_source: str, conversation: dict[str, Any], now: dt.datetime) -> str:
+        from gotmpl2jinja.reference import render
+
+        return render(go_source, conversation, now=rfc3339(now), **self._rule())
+
+    def many(self, go_source: str, conversations: list[dict[str, Any]], now: dt.datetime
+             ) -> list[str | RenderError]:
+        from gotmpl2jinja.reference import render_many as reference_render_many
+
+        return reference_render_many(go_source, conversations, now=rfc3339(now), **self._rule())
+
+
+#: Ollama's render of a bare template (no Modelfile rule).
+BARE = GoSide()
+
+
+def go_render(go_source: str, conversation: dict[str, Any], now: dt.datetime) -> str:
+    """The Go side of one case for a bare template."""
+    return BARE(go_source, conversation, now)
 
 
 def go_render_many(go_source: str, conversations: list[dict[str, Any]], now: dt.datetime
                    ) -> list[str | RenderError]:
-    """The Go side of a batch, in one request to the reference renderer."""
-    from gotmpl2jinja.reference import render_many as reference_render_many
-
-    return reference_render_many(go_source, conversations, now=rfc3339(now))
+    """The Go side of a batch for a bare template, in one request to the reference renderer."""
+    return BARE.many(go_source, conversations, now)
 
 
 def one_by_one(render: GoRenderer) -> GoBatchRenderer:
@@ -415,15 +446,16 @@ def verify_template(
     `exhaustive` = message depth of the bounded-exhaustive pass (none by default); `cases` =
     random conversations after it. Per engine, the first divergence is reported: from the
     exhaustive pass the earliest (hence shortest) diverging conversation, from the random pass
-    one shrunk by hypothesis. `render` replaces the Go side (tests of the harness itself).
+    one shrunk by hypothesis. `render` replaces the Go side: a `GoSide` with a Modelfile rule
+(`inputs.go_renderer`) renders in batches, any other callable case by case.
     """
     if jinja_source is None:
         jinja_source = _translate(go_source, name)
     if cases < 0 or (exhaustive is not None and exhaustive < 0):
         raise Gotmpl2JinjaError("cases and the exhaustive depth must not be negative")
     chosen = get_engines(engines)
-    go_single = render or go_render
-    go_batch = go_render_many if render is None else one_by_one(render)
+    go_single: GoRenderer = render or BARE
+    go_batch = go_single.many if isinstance(go_single, GoSide) else one_by_one(go_single)
     checker = _Checker(go_source, jinja_source, chosen, go_single, go_batch,
                        now or DEFAULT_NOW, progress)
     divergences: list[Divergence] = []
@@ -469,12 +501,15 @@ def format_divergence(div: Divergence) -> str:
 
 
 def template_inputs(paths: Iterable[str]) -> list[Path]:
-    """The Go templates named: files as given, directories recursively (*.gotmpl, sorted)."""
+    """The inputs named: files as given (a template or a Modelfile), directories recursively —
+    templates (*.gotmpl, *.tmpl) and Modelfiles, found as `migrate` finds them, sorted."""
+    from gotmpl2jinja.migrate import discover
+
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.gotmpl") if p.is_file()))
+            found.extend(discover(path))
         elif path.is_file():
             found.append(path)
         else:
@@ -503,6 +538,8 @@ class FileVerdict:
     path: str
     result: VerifyResult | None = None
     error: str | None = None
+    kind: str = "template"  # or "modelfile" (verified with its SYSTEM/MESSAGE rule)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -514,22 +551,57 @@ def verify_file(
     exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
     progress: Progress | None = None,
 ) -> FileVerdict:
-    """Verify one Go template file against `jinja_path`, or against its translation; an
-    untranslatable or unparsable template is a verdict (with its message), not a crash."""
-    go_source = path.read_bytes().decode("utf-8")
-    jinja_source = None if jinja_path is None else jinja_path.read_bytes().decode("utf-8")
+    """Verify one input file — a Go template, or a Modelfile with its SYSTEM/MESSAGE rule on
+    both sides (`inputs.convert_source`'s preamble against Ollama's render with the rule) —
+    against `jinja_path`, or against its translation. An unreadable, unparsable or
+    untranslatable input is a verdict (its message placed in the file), not a crash."""
+    from gotmpl2jinja.inputs import go_renderer, load_source
+
+    verdict = FileVerdict(path=str(path))
     try:
+        source = load_source(str(path))
+    except Gotmpl2JinjaError as exc:  # ModelfileError, InputError: placed already
+        if exc.name is None:
+            exc.name = str(path)
+        verdict.error = str(exc)
+        return verdict
+    verdict.kind, verdict.warnings = source.kind, list(source.warnings)
+    try:
+        if jinja_path is not None:
+            jinja_source = jinja_path.read_bytes().decode("utf-8")
+        elif source.kind == "modelfile":
+            jinja_source = _converted(source)
+        else:
+            jinja_source = None
         result = verify_template(
-            go_source, jinja_source, cases=cases, exhaustive=exhaustive, engines=engines,
-            seed=seed, name=path.stem, progress=progress,
+            source.template, jinja_source, cases=cases, exhaustive=exhaustive,
+            engines=engines, seed=seed, name=path.stem, progress=progress,
+            render=go_renderer(source) if source.has_modelfile_rule else None,
         )
     except ReferenceRendererError:
         raise
     except Gotmpl2JinjaError as exc:
-        if exc.name is None:
-            exc.name = str(path)
-        return FileVerdict(path=str(path), error=str(exc))
-    return FileVerdict(path=str(path), result=result)
+        if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
+            exc.line, exc.col = source.locate(exc.line, exc.col)
+        exc.name = str(path)
+        verdict.error = str(exc)
+        return verdict
+    verdict.result = result
+    return verdict
+
+
+def _converted(source: Source) -> str:
+    """A Modelfile's Jinja (translation plus preamble); a crash is a sentence, as `_translate`."""
+    from gotmpl2jinja.inputs import convert_source
+
+    try:
+        return convert_source(source)
+    except Gotmpl2JinjaError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a translator bug must not hide the other files
+        raise Gotmpl2JinjaError(
+            f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
+        ) from exc
 
 
 def summary_line(result: VerifyResult, path: str) -> str:
