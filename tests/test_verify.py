@@ -407,3 +407,228 @@ def test_a_callers_go_renderer_is_used_for_every_case() -> None:
     assert len(divergence.conversation["messages"]) == 1
     assert divergence.go_output is not None and divergence.go_output.endswith("!")
     assert len(calls) >= result.cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Planted bugs in REAL translations: the translator's own output for corpus templates, each
+# mutated by one precise textual edit (which must apply exactly once).
+
+SEED_GO = (FIXTURES / "seeds" / "002_qwen-style.gotmpl").read_text(encoding="utf-8")
+QWEN25_GO = (FIXTURES / "corpus" / "ollama" / "historical"
+             / "tools-testdata@6b04cad7e816d1a119559e092d59f4fbaa6c3a0b"
+             / "qwen2.5.gotmpl").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def seed_jinja() -> str:
+    from gotmpl2jinja import translate
+
+    return translate(SEED_GO, name="002_qwen-style")
+
+
+@pytest.fixture(scope="module")
+def qwen25_jinja() -> str:
+    from gotmpl2jinja import translate
+
+    return translate(QWEN25_GO, name="qwen2.5")
+
+
+def first_offset(a: str, b: str) -> int:
+    """Where two texts first differ (computed here, not by the harness)."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def assert_minimal_everywhere(result: VerifyResult, messages: int) -> None:
+    """Caught on every engine, each with a conversation of exactly `messages` messages (the
+    fewest that can show the bug) and a diff naming the first differing offset."""
+    assert_caught_everywhere(result, max_messages=messages)
+    for divergence in result.divergences:
+        assert len(divergence.conversation.get("messages", [])) == messages, divergence
+        go, jinja = divergence.go_output, divergence.jinja_output
+        assert go is not None and jinja is not None, divergence
+        assert divergence.diff.startswith(
+            f"first difference at offset {first_offset(go, jinja)} "), divergence.diff
+
+
+def test_real_translations_are_equivalent_before_mutation(seed_jinja: str,
+                                                          qwen25_jinja: str) -> None:
+    """The baseline: without a planted bug the same runs find nothing."""
+    assert verify_template(SEED_GO, seed_jinja, cases=60, exhaustive=1).divergences == []
+    assert verify_template(QWEN25_GO, qwen25_jinja, cases=60, exhaustive=1).divergences == []
+
+
+def test_real_translation_dropped_newline_is_caught_with_one_message(seed_jinja: str) -> None:
+    mutant = mutate(seed_jinja, "{{- '<|im_start|>user\\n' ~ message.content",
+                    "{{- '<|im_start|>user' ~ message.content")
+    result = verify_template(SEED_GO, mutant, cases=200, exhaustive=1)
+    assert_minimal_everywhere(result, messages=1)
+    for divergence in result.divergences:
+        assert divergence.conversation["messages"][0]["role"] == "user"
+        go = divergence.go_output or ""
+        assert go[first_offset(go, divergence.jinja_output or "")] == "\n"
+
+
+def _branch_bodies(jinja: str, first: str, second: str, end: str) -> tuple[str, str]:
+    """The bodies of two consecutive branches `first` … `second` … `end` (each once)."""
+    for marker in (first, second, end):
+        assert jinja.count(marker) == 1, marker
+    a, b, c = jinja.index(first), jinja.index(second), jinja.index(end)
+    assert a < b < c
+    return jinja[a + len(first):b], jinja[b + len(second):c]
+
+
+def test_real_translation_swapped_role_branches_are_caught_with_one_message(
+        seed_jinja: str) -> None:
+    first, second = ("{%- if message.role == 'user' %}", "{%- elif message.role == 'assistant' %}")
+    end = "{%- elif message.role == 'tool' %}"
+    user, assistant = _branch_bodies(seed_jinja, first, second, end)
+    assert "'<|im_start|>user\\n'" in user and "'<|im_start|>assistant\\n'" in assistant
+    swapped = mutate(seed_jinja, first + user + second + assistant + end,
+                     first + assistant + second + user + end)
+    result = verify_template(SEED_GO, swapped, cases=200, exhaustive=1)
+    assert_minimal_everywhere(result, messages=1)
+    for divergence in result.divergences:
+        assert divergence.conversation["messages"][0]["role"] in ("user", "assistant")
+
+
+def test_real_translation_literal_json_spacing_is_caught_with_one_message(
+        qwen25_jinja: str) -> None:
+    mutant = mutate(qwen25_jinja, """'{"name": "' ~ tool_call.function.name""",
+                    """'{"name":"' ~ tool_call.function.name""")
+    result = verify_template(QWEN25_GO, mutant, cases=200, exhaustive=1)
+    assert_minimal_everywhere(result, messages=1)
+    for divergence in result.divergences:
+        (message,) = divergence.conversation["messages"]
+        assert message["role"] == "assistant" and message["tool_calls"]
+        assert '{"name": "' in (divergence.go_output or "")
+
+
+def test_real_translation_runtime_json_spacing_is_caught_with_one_message(
+        qwen25_jinja: str) -> None:
+    """`':'` → `': '` in json_value's objects: Go's compact JSON of tool-call arguments."""
+    line = "{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value(x) -}}"
+    mutant = mutate(qwen25_jinja, line, line.replace("~ ':' ~", "~ ': ' ~"))
+    result = verify_template(QWEN25_GO, mutant, cases=200, exhaustive=1)
+    assert_minimal_everywhere(result, messages=1)
+    for divergence in result.divergences:
+        go = divergence.go_output or ""
+        offset = first_offset(go, divergence.jinja_output or "")
+        assert go[offset - 1] == ":" and divergence.jinja_output[offset] == " "  # type: ignore[index]
+
+
+def test_real_translation_without_the_merge_is_caught_with_two_messages(
+        seed_jinja: str) -> None:
+    condition = ("{%- if collated.messages and collated.messages[-1].role == message.role|lower"
+                 " and message.role|lower != 'tool' %}")
+    mutant = mutate(seed_jinja, condition, condition.replace("{%- if ", "{%- if false and "))
+    result = verify_template(SEED_GO, mutant, cases=300, exhaustive=1)
+    assert_minimal_everywhere(result, messages=2)
+    for divergence in result.divergences:
+        first, second = divergence.conversation["messages"]
+        assert first["role"].lower() == second["role"].lower() != "tool"
+
+
+# ---------------------------------------------------------------------------------------------
+# Modelfiles: verified with their SYSTEM/MESSAGE rule on both sides
+
+UNSLOTH_QWEN = (FIXTURES / "corpus" / "unslothai__unsloth" / "modelfiles"
+                                    / "qwen-25-coder.Modelfile")
+
+
+@pytest.fixture()
+def qwen_modelfile(tmp_path):  # type: ignore[no-untyped-def]
+    """unsloth's qwen-25-coder Modelfile (TEMPLATE and SYSTEM), its placeholders filled."""
+    text = UNSLOTH_QWEN.read_text(encoding="utf-8")
+    assert "\nSYSTEM " in text and "{__FILE_LOCATION__}" in text
+    path = tmp_path / "qwen-25-coder.Modelfile"
+    path.write_text(text.replace("{__FILE_LOCATION__}", "model.gguf")
+                    .replace("{__EOS_TOKEN__}", "</s>"), encoding="utf-8")
+    return path
+
+
+def test_cli_verifies_a_modelfile_with_its_system_rule(qwen_modelfile) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(cli, ["verify", str(qwen_modelfile), "--cases", "60",
+                                      "--exhaustive", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    (data,) = json.loads(result.output)
+    assert data["kind"] == "modelfile" and data["ok"] is True and data["error"] is None
+    assert data["divergences"] == []
+    assert data["cases"] == 60 + exhaustive_count(1)
+
+
+def test_cli_catches_a_modelfile_jinja_that_forgets_system(qwen_modelfile, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The bare translation (no preamble) is right for the TEMPLATE alone and wrong for the
+    Modelfile: Ollama puts SYSTEM first, so even the empty conversation shows it (Go renders
+    the system turn, the bare Jinja takes the template's no-messages branch)."""
+    from gotmpl2jinja import translate
+    from gotmpl2jinja.inputs import load_source
+
+    source = load_source(str(qwen_modelfile))
+    assert source.system == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+    bare = tmp_path / "bare.jinja"
+    bare.write_text(translate(source.template, name="qwen"), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["verify", str(qwen_modelfile), "--jinja", str(bare),
+                                      "--cases", "60", "--json"])
+    assert result.exit_code == 1, result.output
+    (data,) = json.loads(result.output)
+    assert sorted(d["engine"] for d in data["divergences"]) == sorted(ALL_ENGINES)
+    for divergence in data["divergences"]:
+        assert divergence["conversation"]["messages"] == []
+        assert source.system in divergence["go_output"]
+        assert source.system not in divergence["jinja_output"]
+
+
+def test_a_modelfile_go_side_renders_in_batches(qwen_modelfile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`inputs.go_renderer` goes through `reference.render_many` with the rule, not case by
+    case: no single render at all when nothing diverges."""
+    import gotmpl2jinja.reference as reference
+    from gotmpl2jinja.inputs import convert_source, go_renderer, load_source
+
+    calls = {"render": 0, "render_many": 0}
+    systems: set[str | None] = set()
+    render, render_many = reference.render, reference.render_many
+
+    def counted_render(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["render"] += 1
+        return render(*args, **kwargs)
+
+    def counted_render_many(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["render_many"] += 1
+        systems.add(kwargs.get("modelfile_system"))
+        return render_many(*args, **kwargs)
+
+    monkeypatch.setattr(reference, "render", counted_render)
+    monkeypatch.setattr(reference, "render_many", counted_render_many)
+    source = load_source(str(qwen_modelfile))
+    result = verify_template(source.template, convert_source(source), cases=100,
+                             engines=["jinja2"], render=go_renderer(source))
+    assert result.ok and result.cases == 100
+    assert calls["render"] == 0 and 1 <= calls["render_many"] < 100
+    assert systems == {source.system}
+
+
+def test_cli_directory_input_finds_templates_and_modelfiles(qwen_modelfile) -> None:  # type: ignore[no-untyped-def]
+    folder = qwen_modelfile.parent
+    (folder / "chatml.gotmpl").write_text(CHATML_GO, encoding="utf-8")
+    (folder / "notes.md").write_text("FROM nothing\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["verify", str(folder), "--cases", "10",
+                                      "--engines", "jinja2"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line.split("\t")[1] for line in lines[:-1]] == [
+        str(folder / "chatml.gotmpl"), str(qwen_modelfile)]
+    assert lines[-1] == "2 template(s): 2 equivalent, 0 not"
+
+
+def test_cli_error_in_a_modelfile_template_points_into_the_modelfile(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "Modelfile"
+    path.write_text('FROM x\nSYSTEM hi\nTEMPLATE """{{ range .Messages }}\n'
+                    '{{ len .Content }}{{ end }}"""\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["verify", str(path), "--cases", "5"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    # `len` is at line 2, column 4 of the TEMPLATE value: line 4, column 4 of the file.
+    assert f"error: {path}:4:4: len of a string" in result.output, result.output

@@ -202,7 +202,11 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
 @friendly_errors
 def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str | None,
            jinja_file: str | None, as_json: bool, seed: int) -> None:
-    """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does)."""
+    """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does).
+
+    Each INPUT is a Go template, a Modelfile (verified with its SYSTEM/MESSAGE rule, as
+    Ollama's server applies it) or a directory (its templates and Modelfiles).
+    """
     import json
 
     from gotmpl2jinja import verify as harness
@@ -210,7 +214,7 @@ def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str 
 
     paths = harness.template_inputs(inputs)
     if jinja_file is not None and len(paths) != 1:
-        raise click.UsageError("--jinja takes exactly one Go template INPUT")
+        raise click.UsageError("--jinja takes exactly one INPUT (a template or a Modelfile)")
     engine_names = harness.parse_engine_list(engines)
     verdicts = []
     with _verify_progress() as progress:
@@ -225,6 +229,8 @@ def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str 
             if progress:
                 progress.remove_task(task)
             verdicts.append(verdict)
+            for warning in verdict.warnings:
+                click.echo(f"warning: {warning}", err=True)
             if not as_json:
                 if verdict.result is None:
                     click.echo(f"{path.stem}\t{path}\terror: {verdict.error}")
@@ -235,7 +241,8 @@ def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str 
     failed = [v for v in verdicts if not v.ok]
     if as_json:
         click.echo(json.dumps([
-            {"path": v.path, "error": v.error, **(v.result.to_json() if v.result else {})}
+            {"path": v.path, "kind": v.kind, "error": v.error, "warnings": v.warnings,
+             **(v.result.to_json() if v.result else {})}
             for v in verdicts], ensure_ascii=False, indent=2))
     else:
         click.echo(f"{len(verdicts)} template(s): {len(verdicts) - len(failed)} equivalent, "
