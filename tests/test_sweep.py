@@ -20,6 +20,7 @@ from gotmpl2jinja.sweep import (
     NOT_TRANSLATED,
     SweepRow,
     find_inputs,
+    summary_sentence,
     sweep,
     to_markdown,
 )
@@ -167,8 +168,9 @@ def test_sweep_command_lists_every_corpus_template(tmp_path: Path) -> None:
         if row[5] not in ("none", "—"):
             assert row[6] != "—", row  # a divergence always shows its counterexample
     assert f"**{len(rows)} templates:**" in markdown
-    # Progress went to stderr, one line per template.
+    # Progress went to stderr, one line per template, then the totals as a sentence.
     assert result.stderr.count("\n") >= len(rows)
+    assert result.stderr.splitlines()[-1] == f"{summary_sentence(rows_of(rows))} Wrote {out}."
 
     as_json = CliRunner().invoke(cli, ["sweep", str(FIXTURES / "seeds"), "--cases", "5",
                                        "--exhaustive", "0", "--json"])
@@ -176,3 +178,90 @@ def test_sweep_command_lists_every_corpus_template(tmp_path: Path) -> None:
     (seed_row,) = json.loads(as_json.stdout)
     assert seed_row["template"] == "seeds/002_qwen-style.gotmpl"
     assert seed_row["status"] in (EQUIVALENT, DIVERGES)
+
+
+def rows_of(cells: list[list[str]]) -> list[SweepRow]:
+    """Rows with just the status a table line shows (for the totals sentence)."""
+    def status(row: list[str]) -> str:
+        if row[2].startswith("translated"):
+            return EQUIVALENT if row[5] == "none" else DIVERGES
+        return row[2].split(":", 1)[0]
+    return [SweepRow(template=c[0], kind="", status=status(c)) for c in cells]
+
+
+def test_summary_is_a_sentence() -> None:
+    rows = [SweepRow(template=str(i), kind="gotmpl", status=s)
+            for i, s in enumerate([EQUIVALENT, EQUIVALENT, INVALID, EQUIVALENT])]
+    assert summary_sentence(rows) == "4 templates: 3 equivalent, 1 invalid input."
+    assert summary_sentence(rows[:1]) == "1 template: 1 equivalent."
+    assert summary_sentence([]) == "0 templates: none found."
+
+
+# A Modelfile with SYSTEM and MESSAGE lines: Ollama's server puts both before the conversation.
+RULE_MODELFILE = '''FROM {__FILE_LOCATION__}
+SYSTEM """Be brief."""
+MESSAGE user hello
+MESSAGE assistant hi
+TEMPLATE """{{ range .Messages }}<{{ .Role }}>{{ .Content }}
+{{ end }}<assistant>"""
+'''
+SAME_TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}<assistant>"
+UNTRANSLATABLE_MODELFILE = '''# a comment line
+FROM x
+TEMPLATE """{{ range .Messages }}
+{{ len .Content }}{{ end }}"""
+'''
+
+
+@pytest.fixture()
+def modelfiles(tmp_path: Path) -> Path:
+    root = tmp_path / "mf"
+    root.mkdir()
+    (root / "rule.Modelfile").write_text(RULE_MODELFILE, encoding="utf-8")
+    (root / "same.gotmpl").write_text(SAME_TEMPLATE, encoding="utf-8")
+    (root / "bytes.Modelfile").write_text(UNTRANSLATABLE_MODELFILE, encoding="utf-8")
+    return root
+
+
+def test_modelfile_rows_are_verified_with_their_system_and_messages(modelfiles: Path) -> None:
+    inputs = {i.label: i for i in find_inputs([modelfiles])}
+    rule = inputs["mf/rule.Modelfile#TEMPLATE"]
+    assert rule.source == SAME_TEMPLATE
+    assert rule.modelfile is not None and rule.modelfile.system == "Be brief."
+    assert rule.modelfile.messages == [{"role": "user", "content": "hello"},
+                                       {"role": "assistant", "content": "hi"}]
+    rows = {r.template: r for r in sweep([modelfiles], cases=20, exhaustive=0,
+                                         engines=["jinja2", "minijinja"])}
+    served = rows["mf/rule.Modelfile#TEMPLATE"]
+    assert served.status == EQUIVALENT, served
+    bare = rows["mf/same.gotmpl"]
+    assert bare.status == EQUIVALENT
+    # Same template, different rule: two verdicts, not one reused.
+    assert served.same_as is None and bare.same_as is None
+
+
+def test_modelfile_rule_reaches_both_sides(modelfiles: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """The Go side renders with the rule: the empty conversation already shows SYSTEM and the
+    MESSAGE lines (checked on Go's own output, through the counterexample of a Jinja that
+    drops the rule)."""
+    import gotmpl2jinja.inputs as inputs
+
+    monkeypatch.setattr(inputs, "modelfile_preamble", lambda system, messages: "")
+    rows = {r.template: r for r in sweep([modelfiles], cases=20, exhaustive=0,
+                                         engines=["jinja2"])}
+    served = rows["mf/rule.Modelfile#TEMPLATE"]
+    assert served.status == DIVERGES and served.counterexample is not None
+    assert served.counterexample["conversation"] == {"messages": []}
+    assert served.counterexample["go_output"] == (
+        "<system>Be brief.\n<user>hello\n<assistant>hi\n<assistant>")
+    assert served.counterexample["jinja_output"] == "<assistant>"
+
+
+def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> None:
+    rows = {r.template: r for r in sweep([modelfiles], cases=5, exhaustive=0,
+                                         engines=["jinja2"])}
+    refused = rows["mf/bytes.Modelfile#TEMPLATE"]
+    assert refused.status == NOT_TRANSLATED
+    # `len` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
+    assert refused.reason.startswith("mf/bytes.Modelfile:4:4: len of a string"), refused.reason

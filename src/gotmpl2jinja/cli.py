@@ -425,7 +425,7 @@ def sweep(folders: tuple[str, ...], output: str | None, cases: int, exhaustive: 
                                     seed=seed)
     if output:
         Path(output).write_text(text, encoding="utf-8")
-        click.echo(f"{len(rows)} templates: {sweeping.summary(rows)}; wrote {output}", err=True)
+        click.echo(f"{sweeping.summary_sentence(rows)} Wrote {output}.", err=True)
     else:
         click.echo(text, nl=False)
 

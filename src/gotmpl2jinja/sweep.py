@@ -3,13 +3,17 @@
 Why: the translator's real test is the templates people use. The sweep finds every Go template
 under the given folders — `*.gotmpl` files and the TEMPLATE of every Modelfile (unsloth's
 `{__FILE_LOCATION__}` / `{__EOS_TOKEN__}` placeholders filled) — and for each one reports the
-path Ollama renders it by, whether it translates (or the TranslationError, placed), and what the
-differential harness (`verify.verify_template`: Go against every engine) found, with the first
-minimal counterexample. The Markdown table is committed as docs/sweep.md; `--json` gives the
-same rows for tools.
+path Ollama renders it by, whether it translates (or the TranslationError, placed in the file
+the user has: a Modelfile position is a Modelfile position), and what the differential harness
+(`verify.verify_template`: Go against every engine) found, with the first minimal
+counterexample. A Modelfile is verified as Ollama serves it: with its SYSTEM/MESSAGE rule, the
+Jinja being `inputs.convert_source`'s (translation plus preamble) and the Go side Ollama's render
+with the rule (`inputs.go_renderer`), as the `verify` command does. The Markdown table is
+committed as docs/sweep.md; `--json` gives the same rows for tools.
 
-Identical sources (the corpus has many copies of a few templates) are verified once and the
-result is reused: same source, same seed, same answer.
+Identical inputs (the corpus has many copies of a few templates; same template and same
+SYSTEM/MESSAGE rule) are verified once and the result is reused: same input, same seed, same
+answer.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
@@ -30,11 +34,17 @@ from gotmpl2jinja.errors import (
     TranslationError,
 )
 
+if TYPE_CHECKING:
+    from gotmpl2jinja.inputs import Source
+
 #: Unsloth's Modelfiles are templates for a generator; these stand in for its placeholders.
 PLACEHOLDERS = {"{__FILE_LOCATION__}": "model.gguf", "{__EOS_TOKEN__}": "</s>"}
 
 #: How long a counterexample may be in the table (the JSON output has it whole).
 SHORT = 160
+
+#: What a Modelfile's row label ends with (its TEMPLATE is the Go template).
+TEMPLATE_LABEL = "#TEMPLATE"
 
 #: Status words of a row.
 EQUIVALENT = "equivalent"
@@ -52,6 +62,21 @@ class SweepInput:
     kind: str  # "gotmpl" or "Modelfile"
     source: str | None  # None when the Modelfile is invalid (see `problem`)
     problem: str | None = None
+    #: A Modelfile's TEMPLATE with its SYSTEM/MESSAGE rule and where the template starts in it.
+    modelfile: Source | None = None
+
+    @property
+    def key(self) -> str:
+        """Same key, same verdict: the template and the Modelfile rule it is served with."""
+        rule = None if self.modelfile is None else [self.modelfile.system,
+                                                    self.modelfile.messages]
+        text = json.dumps([self.source, rule], ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @property
+    def file(self) -> str:
+        """The file a position is in: the Modelfile itself for a `#TEMPLATE` label."""
+        return self.label.removesuffix(TEMPLATE_LABEL)
 
 
 @dataclass
@@ -94,6 +119,7 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
     """Every Go template under `folders` (or the files given), sorted by label: .gotmpl files
     and the TEMPLATE of each Modelfile that has one (a Modelfile Ollama would reject is an
     input too, with its error)."""
+    from gotmpl2jinja.inputs import source_from_modelfile, template_origin
     from gotmpl2jinja.modelfile import parse_modelfile
 
     found: list[SweepInput] = []
@@ -112,13 +138,16 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
                 for placeholder, value in PLACEHOLDERS.items():
                     text = text.replace(placeholder, value)
                 try:
-                    template = parse_modelfile(text).template
+                    modelfile = parse_modelfile(text, name=label)
                 except ModelfileError as exc:
                     exc.name = label
                     found.append(SweepInput(label, "Modelfile", None, str(exc)))
                     continue
-                if template is not None:
-                    found.append(SweepInput(label + "#TEMPLATE", "Modelfile", template))
+                if modelfile.template:  # an empty TEMPLATE sets nothing (`ollama create`)
+                    served = source_from_modelfile(modelfile)
+                    served.origin = template_origin(text, modelfile, served)
+                    found.append(SweepInput(label + TEMPLATE_LABEL, "Modelfile",
+                                            served.template, modelfile=served))
     return sorted(found, key=lambda i: i.label)
 
 
@@ -142,34 +171,39 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
     """Translate and verify one template; every expected failure is a row, not an exception
     (a broken reference renderer — Go missing — is raised: no row would be meaningful)."""
     from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.inputs import convert_source, go_renderer
     from gotmpl2jinja.reference import RenderTimeout
     from gotmpl2jinja.verify import verify_template
 
     row = SweepRow(template=item.label, kind=item.kind)
+    served = item.modelfile
     start = time.perf_counter()
     try:
         if item.source is None:
             row.status, row.reason = INVALID, item.problem or "invalid"
             return row
         try:
-            row.path = execute_path(item.source, item.label)
-            jinja = translate(item.source, name=item.label)
+            row.path = execute_path(item.source, item.file)
+            jinja = (translate(item.source, name=item.file) if served is None
+                     else convert_source(served))
         except TemplateSyntaxError as exc:
-            row.status, row.reason = INVALID, str(exc)
+            row.status, row.reason = INVALID, placed(exc, item)
             return row
         except TranslationError as exc:
-            row.status, row.reason = NOT_TRANSLATED, str(exc)
+            row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
             return row
         except Gotmpl2JinjaError as exc:
-            row.status, row.reason = NOT_TRANSLATED, str(exc)
+            row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
             return row
         except Exception as exc:  # noqa: BLE001 - one translator bug must not stop the sweep
             row.status = ERROR
             row.reason = f"the translator crashed ({type(exc).__name__}: {exc})"
             return row
         try:
+            rule = served is not None and served.has_modelfile_rule
             result = verify_template(item.source, jinja, cases=cases, exhaustive=exhaustive,
-                                     engines=engines, seed=seed, name=item.label)
+                                     engines=engines, seed=seed, name=item.label,
+                                     render=go_renderer(served) if rule else None)
         except RenderTimeout as exc:  # a runaway case: this template's verdict, not the sweep's
             row.status, row.reason = ERROR, str(exc)
             return row
@@ -194,6 +228,15 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
         row.seconds = time.perf_counter() - start
 
 
+def placed(exc: Gotmpl2JinjaError, item: SweepInput) -> str:
+    """The error as FILE:LINE:COL: message in the file swept (a Modelfile's TEMPLATE position
+    becomes a position in the Modelfile)."""
+    if exc.line is not None and item.modelfile is not None:
+        exc.line, exc.col = item.modelfile.locate(exc.line, exc.col)
+    exc.name = item.file
+    return str(exc)
+
+
 def sweep(
     folders: Iterable[str | Path], *, cases: int = 2000, exhaustive: int | None = 1,
     seed: int = 0, engines: list[str] | None = None,
@@ -204,7 +247,7 @@ def sweep(
     rows: list[SweepRow] = []
     done: dict[str, SweepRow] = {}
     for number, item in enumerate(inputs, 1):
-        key = hashlib.sha256((item.source or "").encode("utf-8")).hexdigest()
+        key = item.key
         earlier = done.get(key) if item.source is not None else None
         if earlier is not None:
             row = SweepRow(**{**asdict(earlier), "template": item.label, "kind": item.kind,
@@ -278,6 +321,14 @@ def summary(rows: list[SweepRow]) -> dict[str, int]:
     return counts
 
 
+def summary_sentence(rows: list[SweepRow]) -> str:
+    """The totals as a person reads them: `197 templates: 190 equivalent, 1 invalid input.`"""
+    counts = summary(rows)
+    noun = "template" if len(rows) == 1 else "templates"
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"{len(rows)} {noun}: {parts or 'none found'}."
+
+
 def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: int | None,
                 seed: int) -> str:
     """The committed report: the command that made it, totals, then one row per template."""
@@ -296,9 +347,11 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         "byte, or Go failing exactly where the template raises.",
         "",
         "Templates: every `.gotmpl` file and the TEMPLATE of every Modelfile under the swept "
-        f"folders (unsloth's placeholders filled: {', '.join(f'`{k}` → `{v}`' for k, v in PLACEHOLDERS.items())}); "  # noqa: E501
-        "the Modelfile's SYSTEM/MESSAGE lines are not part of this check, and a position in a "
-        "Modelfile's row (LINE:COL) is inside its TEMPLATE value. Identical sources are "
+        f"folders (unsloth's placeholders filled: {', '.join(f'`{k}` → `{v}`' for k, v in PLACEHOLDERS.items())}). "  # noqa: E501
+        "A Modelfile is verified with its SYSTEM/MESSAGE rule, as Ollama's server applies it: "
+        "the Jinja is the translation plus the preamble `convert` writes, the Go side Ollama's "
+        "render with the rule; a position in a Modelfile's row (LINE:COL) is a position in "
+        "the Modelfile (placeholders filled). Identical inputs (same template, same rule) are "
         "verified once (\"same source as\").",
         "",
         f"**{len(rows)} templates:** "
