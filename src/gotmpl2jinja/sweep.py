@@ -200,10 +200,10 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
             row.reason = f"the translator crashed ({type(exc).__name__}: {exc})"
             return row
         try:
-            rule = served is not None and served.has_modelfile_rule
+            render = (go_renderer(served) if served is not None and served.has_modelfile_rule
+                      else None)
             result = verify_template(item.source, jinja, cases=cases, exhaustive=exhaustive,
-                                     engines=engines, seed=seed, name=item.label,
-                                     render=go_renderer(served) if rule else None)
+                                     engines=engines, seed=seed, name=item.label, render=render)
         except RenderTimeout as exc:  # a runaway case: this template's verdict, not the sweep's
             row.status, row.reason = ERROR, str(exc)
             return row
