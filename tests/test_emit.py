@@ -26,6 +26,7 @@ from gotmpl2jinja.conversation import jinja_context  # noqa: E402
 from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
 from gotmpl2jinja.engines import get_engines, is_raised  # noqa: E402
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError  # noqa: E402
+from gotmpl2jinja.modelfile import parse_modelfile  # noqa: E402
 from gotmpl2jinja.parser import parse  # noqa: E402
 from gotmpl2jinja.runtime import MACROS_OUTRO  # noqa: E402
 from gotmpl2jinja.verify import verify_template  # noqa: E402
@@ -40,12 +41,15 @@ GOLDEN = ROOT / "fixtures" / "golden"
 ENGINES = ["jinja2", "hfjinja", "minijinja", "minijinja-trim"]
 
 #: Templates that cannot be translated faithfully yet, with the reason (kept tiny).
+#: Each cuts a string at a byte offset past what is known to be ASCII, so Go can print bytes that
+#: are not UTF-8 (a role "documenté" gives "\xa9") or count bytes Jinja cannot.
 UNTRANSLATABLE = {
-    "036__library_granite3.2_8b": "len/slice of a string count UTF-8 bytes in Go; portable "
-                                  "Jinja has no byte length",
-    "037__library_granite3.3_2b": "len/slice of a string count UTF-8 bytes in Go",
-    "038__library_granite4_350m": "len/slice of a string count UTF-8 bytes in Go",
-    "039__library_granite4_latest": "len/slice of a string count UTF-8 bytes in Go",
+    "037__library_granite3.3_2b": "`slice .Role 9` after the 8-byte prefix \"document\" cuts "
+                                  "inside a character when the 9th byte starts a multi-byte one",
+    "038__library_granite4_350m": "`lt (len .Content) 31` against a 15-byte prefix counts bytes; "
+                                  "and `slice .Role 9` as in granite3.3",
+    "039__library_granite4_latest": "`lt (len .Content) 31` against a 15-byte prefix counts "
+                                    "bytes; and `slice .Role 9` as in granite3.3",
 }
 
 GOLDEN_SOURCES = {
@@ -56,6 +60,21 @@ GOLDEN_SOURCES = {
     "qwen2.5-tools": TOOLS_TESTDATA / "qwen2.5.gotmpl",
     "llama3.2-tools": TOOLS_TESTDATA / "llama3.2.gotmpl",
 }
+
+
+GPT_OSS = CORPUS / "unslothai__unsloth" / "modelfiles" / "gpt-oss.Modelfile"
+
+
+def source_of(path: Path) -> str:
+    """The Go template: a .gotmpl file, or a Modelfile's TEMPLATE with unsloth's placeholders
+    filled as the sweep fills them."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".Modelfile":
+        return text
+    text = text.replace("{__FILE_LOCATION__}", "model.gguf").replace("{__EOS_TOKEN__}", "</s>")
+    template = parse_modelfile(text).template
+    assert template is not None
+    return template
 
 
 def _messages_path_templates() -> list[tuple[str, Path]]:
@@ -70,6 +89,10 @@ def _messages_path_templates() -> list[tuple[str, Path]]:
 
 
 TEMPLATES = _messages_path_templates()
+#: Modelfile templates checked here too: the ones the translator once refused (the sweep covers
+#: every Modelfile).
+MODELFILE_TEMPLATES = [("unsloth-gpt-oss", GPT_OSS)]
+ALL_TEMPLATES = TEMPLATES + MODELFILE_TEMPLATES
 
 
 def _param(name: str, path: Path) -> Any:
@@ -84,7 +107,7 @@ _translated: dict[Path, str] = {}
 
 def jinja_of(path: Path) -> str:
     if path not in _translated:
-        _translated[path] = translate(path.read_text(encoding="utf-8"), name=path.name)
+        _translated[path] = translate(source_of(path), name=path.name)
     return _translated[path]
 
 
@@ -109,7 +132,7 @@ def test_corpus_has_the_expected_templates() -> None:
     assert len([n for n in names if n[:3].isdigit()]) == 72  # 97 entries, 25 legacy
 
 
-@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in TEMPLATES])
+@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in ALL_TEMPLATES])
 def test_translates(name: str, path: Path) -> None:
     jinja = jinja_of(path)
     assert jinja.startswith("{#- Translated by gotmpl2jinja")
@@ -219,9 +242,9 @@ def _conversations() -> list[tuple[str, dict[str, Any]]]:
 CONVERSATIONS = _conversations()
 
 
-@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in TEMPLATES])
+@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in ALL_TEMPLATES])
 def test_differential_against_go(name: str, path: Path) -> None:
-    source = path.read_text(encoding="utf-8")
+    source = source_of(path)
     jinja = jinja_of(path)
     failures = []
     for conv_name, conv in CONVERSATIONS:
@@ -254,10 +277,10 @@ def test_execution_error_raises_on_every_engine() -> None:
 SWEEP_CASES = 50
 
 
-@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in TEMPLATES])
+@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in ALL_TEMPLATES])
 def test_verify_harness_finds_no_divergence(name: str, path: Path) -> None:
     """The differential harness (strategies' conversations, Go vs every engine) on the corpus."""
-    result = verify_template(path.read_text(encoding="utf-8"), jinja_of(path),
+    result = verify_template(source_of(path), jinja_of(path),
                              cases=SWEEP_CASES, engines=ENGINES, name=name)
     assert result.cases == SWEEP_CASES and sorted(result.engines) == sorted(ENGINES)
     assert result.ok, "\n".join(str(d) for d in result.divergences)
@@ -501,7 +524,7 @@ _DICT_METHOD_ACCESS = re.compile(
     r"\b(?!\()")
 
 
-@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in TEMPLATES])
+@pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in ALL_TEMPLATES])
 def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
     """In the template proper (the runtime's namespace attributes are not dicts)."""
     template_proper = jinja_of(path).split(MACROS_OUTRO)[-1]
@@ -517,6 +540,203 @@ def test_untranslatable_constructs_say_why(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message) as info:
         translate(source, name="t.gotmpl")
     assert str(info.value).startswith("t.gotmpl")
+
+
+# --- byte-exact strings: len/slice under an ASCII prefix guard (granite's idioms) ------------
+
+GRANITE_32 = HF_ENTRIES / "036__library_granite3.2_8b" / "template.gotmpl"
+
+
+def _m(role: str, content: str = "c") -> dict[str, str]:
+    return {"role": role, "content": content}
+
+
+#: Roles and contents at, around and past granite's prefixes ("control", "document",
+#: "length "), with non-ASCII right after and right before them, shorter and exact strings.
+#: Ollama lower-cases roles, so "CONTROL" is "control" too.
+PREFIX_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
+    ("control-flags", [_m("control", "thinking"), _m("user", "q")]),
+    ("control-each", [_m("control x", "citations"), _m("user", "q"), _m("controlé", "length 12"),
+                      _m("user", "r"), _m("CONTROL", "hallucinations"), _m("user", "s")]),
+    ("length-variants", [_m("control", "length é"), _m("user", "q"), _m("control", "lengthé"),
+                         _m("user", "r"), _m("control", "length "), _m("user", "s"),
+                         _m("control", "length"), _m("user", "t"), _m("control", "élength x"),
+                         _m("user", "u")]),
+    ("not-control", [_m("contro", "thinking"), _m("écontrol", "thinking"), _m("user", "q"),
+                     _m("c", "x"), _m("", "y"), _m("user", "z")]),
+    ("documents", [_m("document", "D0"), _m("user", "q"), _m("document x", "D1"),
+                   _m("user", "r"), _m("documenté", "D2"), _m("user", "s"),
+                   _m("documentéx", "D3"), _m("user", "t"), _m("DOCUMENT 7", "D4")]),
+    ("not-documents", [_m("documen", "x"), _m("édocument", "y"), _m("docu", "z"),
+                       _m("assistant", "a")]),
+    ("documents-and-controls", [_m("system", "S"), _m("document", "a"), _m("control", "citations"),
+                                _m("document b", "b"), _m("control", "hallucinations"),
+                                _m("user", "q"), _m("assistant", "")]),
+    ("documents-tools", [_m("document", "a"), _m("control", "citations"), _m("user", "q")]),
+]
+
+
+def _assert_same_as_go(source: str, jinja: str, conv: dict[str, Any]) -> None:
+    try:
+        want: str | None = reference.render(source, conv)
+    except Gotmpl2JinjaError:
+        want = None
+    for engine, got in render_all(jinja, conv).items():
+        if want is None:
+            assert isinstance(got, Exception) and is_raised(got), engine
+        else:
+            assert got == want, f"{engine}: want {want!r:.300} got {got!r:.300}"
+
+
+@pytest.mark.parametrize(("conv_name", "messages"), PREFIX_CONVERSATIONS,
+                         ids=[n for n, _ in PREFIX_CONVERSATIONS])
+def test_granite_prefix_roles_match_go(conv_name: str, messages: list[dict[str, str]]) -> None:
+    conv: dict[str, Any] = {"messages": messages}
+    if conv_name == "documents-tools":
+        conv["tools"] = _TOOLS
+    source = source_of(GRANITE_32)
+    want = reference.render(source, conv)
+    # the guards really fire: granite's documents and flags show up in Go's output
+    if conv_name.startswith("documents"):
+        assert "<|start_of_role|>documents<|end_of_role|>" in want
+    _assert_same_as_go(source, jinja_of(GRANITE_32), conv)
+
+
+def test_granite_prefix_idioms_become_startswith() -> None:
+    jinja = jinja_of(GRANITE_32)
+    assert "message.role.startswith('control')" in jinja
+    assert "and not message_2.role.startswith('control') and" in jinja
+    assert "message.content[7:]" in jinja and "message.role[8:]" in jinja
+    assert "message.role|length > 8" in jinja
+    assert "ns.documentCounter + 1 if ns.documentCounter <= 1000000 else 13" in jinja
+
+
+@pytest.mark.parametrize(("name", "where"), [
+    ("037__library_granite3.3_2b", ":57:32: slice of a string cuts UTF-8 bytes"),
+    ("038__library_granite4_350m", ":70:20: len of a string counts UTF-8 bytes"),
+    ("039__library_granite4_latest", ":69:20: len of a string counts UTF-8 bytes"),
+])
+def test_granite_refusals_point_at_the_inexact_cut(name: str, where: str) -> None:
+    path = HF_ENTRIES / name / "template.gotmpl"
+    with pytest.raises(TranslationError) as info:
+        translate(source_of(path), name=name)
+    assert where in str(info.value)
+
+
+def test_a_cut_past_the_prefix_really_is_not_utf8_in_go() -> None:
+    """Why granite3.3 stays refused: `slice .Role 9` of "documenté…" starts mid-character."""
+    out = reference.render('{{ range .Messages }}{{ slice .Role 9 }}{{ end }}',
+                           {"messages": [_m("documentéx")]})
+    assert out.encode("utf-8", "surrogateescape") == "é".encode()[1:] + b"x"
+
+
+_STRING_CONVERSATIONS = [
+    [_m("user", "abc"), _m("tool", "abcé"), _m("toolé", "ab"), _m("étool", ""),
+     _m("to", "éabc"), _m("tool x", "abc def"), _m("TOOL", "abc"), _m("userX", "x")],
+    [_m("tool", "")],
+    [],
+]
+
+
+@pytest.mark.parametrize("source", [
+    # a prefix guard: slices and lengths inside it, constant slices of the prefix itself
+    '{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
+    "T{{ slice .Role 4 }}|{{ if ge (len .Role) 5 }}more{{ end }}|{{ if eq (len .Role) 4 }}"
+    "exact{{ end }}|{{ slice .Role 1 3 }}|{{ gt (len .Role) 2 }}{{ else }}F{{ end }};{{ end }}",
+    # the negated form; its else branch knows the prefix; `gt … (n-1)` spelling
+    '{{ range .Messages }}{{ if or (lt (len .Content) 3) (ne (slice .Content 0 3) "abc") }}'
+    "no{{ else }}[{{ slice .Content 3 }}]{{ end }}"
+    '{{ if and (gt (len .Content) 2) (eq "abc" (slice .Content 0 3)) }}y{{ end }};{{ end }}',
+    # later operands of the same `and` know the prefix
+    '{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "user") '
+    '(eq (slice .Role 4) "") }}U{{ end }}{{ end }}',
+    # comparisons with 0 need no prefix; a len kept in a variable; truth of a len
+    "{{ range .Messages }}{{ gt (len .Content) 0 }} {{ eq (len .Content) 0 }} "
+    "{{ lt (len .Content) 1 }} {{ ge (len .Content) -1 }} {{ if len .Content }}x{{ end }}"
+    "{{ $n := len .Content }}{{ ne $n 0 }};{{ end }}",
+    # granite's counter: printf's `%*s` width, only its length
+    '{{ $c := 0 }}{{ range .Messages }}{{ $c = len (printf "a%*s" $c "") }}{{ end }}{{ $c }}'
+    '{{ range $i, $m := .Messages }}{{ len (printf "a%*s" $i "") }},'
+    '{{ len (printf "%*s" $i "") }};{{ end }}{{ len (printf "ab%*s" 1000001 "") }}'
+    '{{ len (printf "ab%*s" 1000000 "") }}',
+    # a variable holding an int, later a string (granite's $identifier)
+    '{{ range $i, $m := .Messages }}{{ $x := $i }}{{ if eq .Role "user" }}{{ $x = .Content }}'
+    '{{ end }}{{ print "<" $x ">" }}{{ $x }}{{ if $x }}t{{ end }};{{ end }}',
+    # constant strings are sliced and measured at translation time, by bytes
+    '{{ slice "héllo" 0 1 }}{{ slice "héllo" 3 }}{{ len "é" }}{{ range .Messages }}{{ end }}',
+])
+@pytest.mark.parametrize("messages", _STRING_CONVERSATIONS, ids=["mixed", "one", "none"])
+def test_byte_exact_string_rules_match_go(source: str, messages: list[dict[str, str]]) -> None:
+    _assert_same_as_go(source, translate(source), {"messages": messages})
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("{{ range .Messages }}{{ slice .Role 1 }}{{ end }}",
+     "slice of a string cuts UTF-8 bytes.*no known ASCII prefix"),
+    ("{{ range .Messages }}{{ if ge (len .Role) 2 }}x{{ end }}{{ end }}",
+     "counts UTF-8 bytes.*exact only up to 1"),
+    ('{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
+     "{{ slice .Role 5 }}{{ end }}{{ end }}", "known ASCII prefix 'tool'"),
+    # the fact ends with its branch
+    ('{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
+     "{{ end }}{{ slice .Role 4 }}{{ end }}", "no known ASCII prefix"),
+    # and with an assignment to the variable it is about
+    ('{{ range .Messages }}{{ $r := .Role }}{{ if and (ge (len $r) 4) '
+     '(eq (slice $r 0 4) "tool") }}{{ $r = .Content }}{{ slice $r 4 }}{{ end }}{{ end }}',
+     "no known ASCII prefix"),
+    # not a prefix test: a non-ASCII literal, a length that is not the literal's
+    ('{{ range .Messages }}{{ if and (ge (len .Role) 2) (eq (slice .Role 0 2) "é") }}x{{ end }}'
+     "{{ end }}", "counts UTF-8 bytes"),
+    ('{{ range .Messages }}{{ if and (ge (len .Role) 5) (eq (slice .Role 0 4) "tool") }}x'
+     "{{ end }}{{ end }}", "counts UTF-8 bytes"),
+    ('{{ $n := -1 }}{{ range .Messages }}{{ len (printf "a%*s" $n "") }}{{ end }}',
+     "provably a non-negative int"),
+    ('{{ range $i, $m := .Messages }}{{ printf "a%*s" $i "" }}{{ end }}',
+     "pads to a width known only at run time"),
+    ("{{ range $i, $m := .Messages }}{{ if gt (len .Content) $i }}x{{ end }}{{ end }}",
+     "anything but an integer constant"),
+    ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "cuts a UTF-8 character"),
+])
+def test_inexact_string_operations_are_refused(source: str, message: str) -> None:
+    with pytest.raises(TranslationError, match=message) as info:
+        translate(source, name="t.gotmpl")
+    assert str(info.value).startswith("t.gotmpl:")
+
+
+# --- api.PropertyType, a []string the request gives as a string or a list (gpt-oss) ---------
+
+_TYPED_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {
+        "a": {"type": "string"}, "b": {"type": ["string", "null"]}, "c": {"type": []},
+        "d": {"description": "no type"}, "e": {"type": ""}, "f": {"type": ["x"]}}}}}]
+
+
+@pytest.mark.parametrize("source", [
+    "{{ if .Messages }}{{ end }}{{ range .Tools }}{{ range $n, $p := .Function.Parameters"
+    ".Properties }}{{ $n }}:{{ len $p.Type }}[{{ range $i, $t := $p.Type }}{{ $i }}={{ $t }};"
+    "{{ end }}]{{ if $p.Type }}T{{ end }}{{ $p.Type }}|{{ end }}{{ end }}",
+    # gpt-oss's line: index 0 of an empty type list is Go's error
+    "{{ if .Messages }}{{ end }}{{ range .Tools }}{{ range $n, $p := .Function.Parameters"
+    ".Properties }}{{ if gt (len $p.Type) 1 }}{{ range $i, $t := $p.Type }}{{ if $i }} | "
+    "{{ end }}{{ $t }}{{ end }}{{ else }}{{ index $p.Type 0 }}{{ end }},{{ end }}{{ end }}",
+])
+@pytest.mark.parametrize("drop", [(), ("c", "d")], ids=["all", "typed"])
+def test_property_type_ranges_like_go(source: str, drop: tuple[str, ...]) -> None:
+    tools = json.loads(json.dumps(_TYPED_TOOLS))
+    for key in drop:
+        del tools[0]["function"]["parameters"]["properties"][key]
+    _assert_same_as_go(source, translate(source),
+                       {"messages": [_m("user", "q")], "tools": tools})
+
+
+def test_gpt_oss_tools_match_go() -> None:
+    conv = {"messages": [_m("user", "q"), {"role": "assistant", "content": "", "thinking": "t"}],
+            "tools": json.loads(json.dumps(_TYPED_TOOLS))}
+    for key in ("c", "d"):  # gpt-oss indexes [0]: an empty or absent type fails in Go
+        del conv["tools"][0]["function"]["parameters"]["properties"][key]
+    want = reference.render(source_of(GPT_OSS), conv)
+    assert "  b: string | null," in want and "  e: ," in want
+    _assert_same_as_go(source_of(GPT_OSS), jinja_of(GPT_OSS), conv)
 
 
 def regenerate_golden() -> None:

@@ -54,10 +54,11 @@ class GoType(Enum):
     RAISE = "an execution error"  # evaluating it fails in Go
 
 
-#: Go types a variable may hold besides a string (granite3-guardian: `$p := ""`, later a message):
-#: their Jinja dicts are never empty, so Jinja's truth is Go's (a struct pointer is true), and
-#: `is mapping` tells them from the string at run time.
-MIXABLE = {GoType.MESSAGE, GoType.TOOL_CALL, GoType.TOOL}
+#: Go types a variable may hold besides a string (granite3-guardian: `$p := ""`, later a message;
+#: granite3.2: `$identifier := $documentCounter`, later a string): their Jinja dicts are never
+#: empty and a Jinja int is false exactly at 0, so Jinja's truth is Go's (a struct pointer is
+#: true), and `is string` tells them from the string at run time.
+MIXABLE = {GoType.MESSAGE, GoType.TOOL_CALL, GoType.TOOL, GoType.INT}
 
 #: Slices: element type and the natural Jinja name of one element.
 SLICE_ELEMENTS: dict[GoType, tuple[GoType, str]] = {
@@ -66,6 +67,8 @@ SLICE_ELEMENTS: dict[GoType, tuple[GoType, str]] = {
     GoType.TOOLS: (GoType.TOOL, "tool"),
     GoType.STRINGS: (GoType.STRING, "item"),
     GoType.ANYS: (GoType.ANY, "item"),
+    # a []string; the request gives it as one string or a list (the emitter reads it as a list)
+    GoType.PROPERTY_TYPE: (GoType.STRING, "type"),
 }
 
 #: Maps (ranged in sorted key order): value type and natural Jinja names of key and value.
@@ -194,6 +197,7 @@ class Variable:
     jinja_name: str = ""
     namespace: str | None = None  # set when the variable lives in a Jinja namespace
     shadows: bool = False  # declared while a same-named variable is still live
+    definitions: list[nodes.PipeNode] = field(default_factory=list)  # its `:=` and every `=`
 
     @property
     def condition_only(self) -> bool:
@@ -203,6 +207,14 @@ class Variable:
     @property
     def used_in_deeper_loop(self) -> bool:
         return any(depth > self.loop_depth for depth, _ in self.uses)
+
+    @property
+    def non_negative(self) -> bool:
+        """Every value it ever holds is an int >= 0: each `:=`/`=` is a non-negative integer
+        constant or a `len …` (flow-insensitive, so true at every read). The emitter needs it
+        where Go's result depends on a sign it cannot test portably (printf's `%*s` width)."""
+        return self.role == "plain" and bool(self.definitions) \
+            and all(_non_negative_pipe(p) for p in self.definitions)
 
     @property
     def ref(self) -> str:
@@ -238,6 +250,18 @@ def jinja_identifier(go_name: str) -> str:
     if name in JINJA_RESERVED or keyword.iskeyword(name) or name.startswith("_"):
         name = name.strip("_") + "_var" if name.strip("_") else "v"
     return name
+
+
+def _non_negative_pipe(pipe: nodes.PipeNode) -> bool:
+    """`len …` or a non-negative integer constant, as the whole pipeline."""
+    if len(pipe.cmds) != 1:
+        return False
+    args = pipe.cmds[0].args
+    head = args[0]
+    if isinstance(head, nodes.IdentifierNode):
+        return head.ident == "len"
+    return len(args) == 1 and isinstance(head, nodes.NumberNode) and head.is_int \
+        and head.int64 >= 0
 
 
 class _Analyzer:
@@ -342,10 +366,11 @@ class _Analyzer:
                 var = self.lookup(var_node.ident[0], var_node)
                 self.result.variables[id(var_node)] = var
                 var.assigned = True
+                var.definitions.append(pipe)
                 if self.loop_depth > var.loop_depth:
                     var.assigned_in_deeper_loop = True
             else:
-                self.declare(var_node)
+                self.declare(var_node).definitions.append(pipe)
 
     def walk_command(self, cmd: nodes.CommandNode, *, cond: bool) -> None:
         args = cmd.args

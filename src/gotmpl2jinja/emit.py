@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from gotmpl2jinja import nodes
@@ -115,6 +117,10 @@ class Expr:
     owner: str | None = None  # code of the struct a field was read from (for String())
     negated: str | None = None  # a tidier Jinja code for `not` of it (`a != b` for `a == b`)
     alts: tuple[GoType, ...] = ()  # the Go types a MIXED value may have
+    non_negative: bool = False  # an INT that is never below 0 (a length, a range index …)
+    bytes_of: Expr | None = None  # `len` of this runtime string: a UTF-8 byte count (see
+    #   Emitter.compare_byte_length; its code is a refusal if used any other way)
+    known_bytes: Expr | None = None  # a STRING whose UTF-8 byte length this INT gives exactly
 
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
@@ -128,7 +134,7 @@ def const_expr(value: object) -> Expr:
                     stable=True)
     if isinstance(value, int):
         return Expr(str(value), GoType.INT, ATOM if value >= 0 else ARITH, const=value,
-                    is_const=True, stable=True)
+                    is_const=True, stable=True, non_negative=value >= 0)
     if isinstance(value, float):
         return Expr(repr(value), GoType.FLOAT, ATOM if value >= 0 else ARITH, const=value,
                     is_const=True, stable=True)
@@ -295,6 +301,12 @@ class Emitter:
     mode: str = "messages"  # or "fim": Ollama's fill-in-the-middle path (§3)
     truthy: set[str] = field(default_factory=set)  # codes an enclosing `if`/`with` proved true
     templates: TemplateMacros = field(default_factory=TemplateMacros)
+    #: Byte-exact string facts where they hold: Jinja code of a string → an ASCII prefix it is
+    #: known to start with (see `prefix_test`). Scoped to the branch the guard proves.
+    prefixes: dict[str, str] = field(default_factory=dict)
+    #: Placeholder codes of values with no exact Jinja (a string's byte count, a run-time
+    #: padding): writing one out raises its error, so only exact uses of them get through.
+    refusals: dict[str, TranslationError] = field(default_factory=dict)
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -303,6 +315,19 @@ class Emitter:
             return TranslationError(message, name=self.template.name)
         return TranslationError(message, line=node.pos.line, col=node.pos.col,
                                 name=self.template.name)
+
+    def refused(self, error: TranslationError) -> str:
+        """A placeholder code for a value Jinja cannot compute: `line`/`flush` raise `error`
+        if it reaches the output, so it may only be consumed by code that knows it exactly."""
+        key = f"\x00refused{len(self.refusals)}\x00"
+        self.refusals[key] = error
+        return key
+
+    def check_refusals(self, text: str) -> None:
+        if "\x00refused" in text:
+            for key, error in self.refusals.items():
+                if key in text:
+                    raise error
 
     @staticmethod
     def raising(message: str) -> Expr:
@@ -313,6 +338,7 @@ class Emitter:
 
     def line(self, text: str) -> None:
         self.flush()
+        self.check_refusals(text)
         self.lines.append(INDENT * self.depth + text)
 
     def output(self, expr: Expr) -> None:
@@ -331,6 +357,7 @@ class Emitter:
                 parts.append(expr)
         self.pending = []
         code = " ~ ".join(p.wrap(ATOM) if len(parts) > 1 else p.code for p in parts)
+        self.check_refusals(code)
         self.lines.append(INDENT * self.depth + "{{- " + code + " }}")
 
     # --- statements -------------------------------------------------------------------------
@@ -488,6 +515,9 @@ class Emitter:
                 f"{var.go_name} changes type ({current.type.value} → {value.type.value}); "
                 "not supported", node)
         self.line(f"{{%- set {var.ref} = {value.code} %}}")
+        mentions = re.compile(rf"(?<![\w.]){re.escape(var.ref)}(?!\w)")
+        for code in [c for c in self.prefixes if mentions.search(c)]:
+            del self.prefixes[code]  # its string may differ now
 
     def _ns_literal(self, var: Variable) -> str | None:
         """A namespace variable declared by a literal directly in its scope: its Jinja value."""
@@ -527,9 +557,11 @@ class Emitter:
         self.line(f"{{%- if {cond.code} %}}")
         saved_truthy = set(self.truthy)
         self.truthy |= self.proven_true(node.pipe, cond)
-        self.body(node.list)
+        with self.knowing(self.prefix_guards(node.pipe, holds=True)):
+            self.body(node.list)
         self.truthy = saved_truthy
-        self.emit_else_chain(node)
+        with self.knowing(self.prefix_guards(node.pipe, holds=False)):
+            self.emit_else_chain(node)
         self.tidy_if(start, cond)
 
     def proven_true(self, pipe: nodes.PipeNode, cond: Expr) -> set[str]:
@@ -573,7 +605,9 @@ class Emitter:
                     else_list = chained.else_list
                     continue
                 self.line(f"{{%- elif {cond.code} %}}")
-                self.body(chained.list)
+                with self.knowing(self.prefix_guards(chained.pipe, holds=True)):
+                    self.body(chained.list)
+                self.prefixes.update(self.prefix_guards(chained.pipe, holds=False))
                 else_list = chained.else_list
                 continue
             self.line("{%- else %}")
@@ -695,10 +729,11 @@ class Emitter:
             elif index_var.used_in_deeper_loop or index_var.assigned:
                 name = index_var.jinja_name
                 self.line(f"{{%- set {name} = loop.index0 %}}")
-                self.values[id(index_var)] = Expr(name, GoType.INT, stable=True)
+                self.values[id(index_var)] = Expr(name, GoType.INT, stable=True,
+                                                  non_negative=True)
             else:
                 self.values[id(index_var)] = Expr("loop.index0", GoType.INT, stable=True,
-                                                  loop=loop_id)
+                                                  loop=loop_id, non_negative=True)
         self.open_scope(loop_id, node.list)
         if flag is not None:
             self.line(f"{{%- if not {flag}.done %}}")
@@ -805,6 +840,8 @@ class Emitter:
                                                != bound.loop):
                     raise self.error(f"{var.go_name} read inside a nested loop", node)
                 base = bound
+                if base.type == GoType.INT and var.non_negative:
+                    base = replace(base, non_negative=True)
             if len(node.ident) == 1 and base.type == GoType.ROOT:
                 raise self.error("using `$` itself is not supported", node)
             return self.fields(base, node.ident[1:], node)
@@ -859,6 +896,8 @@ class Emitter:
             return base  # Go: a field of no data is no data again (`<no value>`)
         if t == GoType.MIXED:
             (struct,) = [a for a in base.alts if a != GoType.STRING]
+            if struct not in STRUCTS:
+                return self.raising(f"can't evaluate field {name} in type {struct.value}")
             on_struct = self.field(replace(base, type=struct, alts=()), name, node)
             fail = quote(f"template: can't evaluate field {name} in type string")
             return Expr(f"{on_struct.wrap(OR)} if {base.code} is mapping else "
@@ -868,6 +907,11 @@ class Emitter:
             info = FIELDS[t][name]
             if t == GoType.MESSAGE:
                 self.message_fields.add(info.key)
+            if info.type == GoType.PROPERTY_TYPE:
+                # api.PropertyType is a []string the request gives as a string or a list
+                raw = f"{base.wrap(ATOM)}.get({quote(info.key)})"
+                return Expr(f"[{raw}] if {raw} is string else ({raw} or [])", info.type, COND,
+                            stable=base.stable, loop=base.loop, owner=base.code)
             if info.default is not None:
                 code = f"{base.wrap(ATOM)}.get({quote(info.key)}, {info.default})"
             elif info.maybe_missing:
@@ -907,7 +951,8 @@ class Emitter:
             return e
         if t == GoType.STRING:
             return e
-        if t == GoType.MIXED and not sprint:
+        if t == GoType.MIXED and (not sprint or GoType.INT in e.alts):
+            # (Sprint prints a struct pointer as &{…}, but an int as template printing does)
             (struct,) = [a for a in e.alts if a != GoType.STRING]
             other = self.text(replace(e, type=struct, alts=()), node)
             return Expr(f"{e.code} if {e.code} is string else {other.wrap(COND)}",
@@ -977,10 +1022,14 @@ class Emitter:
         t = e.type
         if e.is_const:
             return const_expr(bool(e.const))
+        if e.bytes_of is not None:
+            return self.truth(e.bytes_of)  # no bytes exactly when no characters
         if t in STRUCTS or t == GoType.ROOT:
             return const_expr(True)
         if t == GoType.RAISE:
             return e
+        if e.prec <= COND:  # `{% if a if b else c %}` does not parse
+            return replace(e, code=f"({e.code})", prec=ATOM, negated=None)
         return e
 
     # --- functions --------------------------------------------------------------------------
@@ -998,7 +1047,7 @@ class Emitter:
         for a in args:
             if a.type == GoType.RAISE:
                 return a
-        if name != "not" and any(a.type == GoType.MIXED for a in args):
+        if name not in ("not", "print") and any(a.type == GoType.MIXED for a in args):
             raise self.error(f"{name} of a variable holding values of several Go types: "
                              "not supported", node)
         handler = getattr(self, f"fn_{name}", None)
@@ -1017,9 +1066,34 @@ class Emitter:
         truths: list[Expr] = []
         values: list[Expr] = []
         saved_facts = list(self.facts)
-        for arg in arg_nodes:
-            v = self.value(arg) if not as_condition else None
-            c = self.cond_arg(arg) if as_condition else self.truth(v)  # type: ignore[arg-type]
+        with self.knowing({}):
+            return self._logic(name, arg_nodes, node, as_condition, jinja_op, prec, truths,
+                               values, saved_facts)
+
+    def _logic(self, name: str, arg_nodes: list[nodes.Node], node: nodes.Node,
+               as_condition: bool, jinja_op: str, prec: int, truths: list[Expr],
+               values: list[Expr], saved_facts: list[tuple[str, int]]) -> Expr:
+        operands: list[nodes.Node | tuple[Expr, str, bool]] = []
+        i = 0
+        while i < len(arg_nodes):
+            prefix = self.prefix_test(arg_nodes[i], arg_nodes[i + 1]) \
+                if i + 1 < len(arg_nodes) else None
+            if prefix is not None:
+                operands.append(prefix)
+                i += 2
+            else:
+                operands.append(arg_nodes[i])
+                i += 1
+        for arg in operands:
+            if isinstance(arg, tuple):
+                c = self.starts_with(*arg)
+                v: Expr | None = c
+                if arg[2] == (name == "or"):
+                    # later operands are evaluated only where the string has the prefix
+                    self.learn_prefix(arg[0], arg[1])
+            else:
+                v = self.value(arg) if not as_condition else None
+                c = self.cond_arg(arg) if as_condition else self.truth(v)  # type: ignore[arg-type]
             if c.is_const and not truths:
                 # a constant operand decides or passes straight on
                 if (name == "and") != bool(c.const):
@@ -1031,11 +1105,13 @@ class Emitter:
             truths.append(c)
             if v is not None:
                 values.append(v)
-            if name == "and":
+            if name == "and" and not isinstance(arg, tuple):
                 self.learn(arg)
         self.facts = saved_facts
         if not truths:
-            return const_expr(name == "and") if as_condition else self.value(arg_nodes[-1])
+            if as_condition or isinstance(operands[-1], tuple):
+                return const_expr(name == "and")
+            return self.value(operands[-1])
         code = jinja_op.join(c.wrap(prec + 1) for c in truths)
         cond = Expr(code, GoType.TRUTH, prec if len(truths) > 1 else truths[0].prec,
                     stable=all(c.stable for c in truths))
@@ -1077,8 +1153,183 @@ class Emitter:
             coll = self.value(inner[1])
         except TranslationError:
             return
+        if coll.type not in SLICE_ELEMENTS and coll.type not in MAP_VALUES:
+            return
         bound = args[2].int64 if op == "gt" else args[2].int64 - 1
         self.facts.append((self.length(coll).code, bound))
+
+    # --- byte-exact strings ------------------------------------------------------------------
+    #
+    # Go's `len` and `slice` on a string count UTF-8 bytes; Jinja counts characters (minja and
+    # llama.cpp count bytes), so neither is portable in general. They are exact where a string
+    # is known to start with an ASCII prefix P (n bytes = n characters on every engine):
+    #   `and (ge (len X) n) (eq (slice X 0 n) "P")` is X.startswith(P) (Go's `and` stops before
+    #   the slice when X is shorter), and `or (lt (len X) n) (ne (slice X 0 n) "P")` its negation;
+    #   where that test held, `slice X k` (k <= n) is X[k:], `slice X i j` (j <= n) is P[i:j],
+    #   `len X >= k` is true for k <= n and X|length > n for k = n + 1 (one more byte iff one
+    #   more character), `len X == n` is X == P. Every string starts with the empty prefix, so
+    #   comparing `len X` with 0 is always exact. Anything else is refused.
+
+    def prefix_test(self, first: nodes.Node, second: nodes.Node) -> tuple[Expr, str, bool] | None:
+        """(X, P, negated) when `first second` are the two operands of a prefix test."""
+        a, b = _command_args(first), _command_args(second)
+        if a is None or b is None or len(a) != 3 or len(b) != 3 \
+                or not isinstance(a[0], nodes.IdentifierNode) \
+                or not isinstance(b[0], nodes.IdentifierNode) or b[0].ident not in ("eq", "ne"):
+            return None
+        length, count = _command_args(a[1]), a[2]
+        if length is None or len(length) != 2 or not _is_ident(length[0], "len") \
+                or not isinstance(count, nodes.NumberNode) or not count.is_int:
+            return None
+        sliced, literal = b[1], b[2]
+        if isinstance(sliced, nodes.StringNode):
+            sliced, literal = literal, sliced
+        parts = _command_args(sliced)
+        if not isinstance(literal, nodes.StringNode) or parts is None or len(parts) != 4 \
+                or not _is_ident(parts[0], "slice"):
+            return None
+        start, end, prefix = parts[2], parts[3], literal.text
+        if not (isinstance(start, nodes.NumberNode) and start.is_int and start.int64 == 0
+                and isinstance(end, nodes.NumberNode) and end.is_int
+                and end.int64 == len(prefix) and prefix and prefix.isascii()):
+            return None
+        bound = {"ge": count.int64, "gt": count.int64 + 1, "lt": count.int64,
+                 "le": count.int64 + 1}.get(a[0].ident)
+        negated = a[0].ident in ("lt", "le")
+        if bound != len(prefix) or negated != (b[0].ident == "ne"):
+            return None
+        try:
+            x, y = self.value(length[1]), self.value(parts[1])
+        except TranslationError:
+            return None
+        if x.type != GoType.STRING or y.type != GoType.STRING or x.code != y.code:
+            return None
+        return x, prefix, negated
+
+    def starts_with(self, x: Expr, prefix: str, negated: bool) -> Expr:
+        code = f"{x.wrap(ATOM)}.startswith({quote(prefix)})"
+        test = Expr(code, GoType.BOOL, ATOM, stable=x.stable, loop=x.loop,
+                    negated=f"not {code}")
+        return self.negate(test) if negated else test
+
+    def learn_prefix(self, x: Expr, prefix: str) -> None:
+        """From here on (in the current `knowing` scope) X starts with `prefix`."""
+        if len(prefix) > len(self.prefixes.get(x.code, "")):
+            self.prefixes[x.code] = prefix
+
+    def known_prefix(self, x: Expr) -> str:
+        return self.prefixes.get(x.code, "")
+
+    @contextmanager
+    def knowing(self, facts: dict[str, str]) -> Iterator[None]:
+        """Prefix facts added for a branch, and everything learnt inside it dropped after."""
+        saved = dict(self.prefixes)
+        for code, prefix in facts.items():
+            if len(prefix) > len(self.prefixes.get(code, "")):
+                self.prefixes[code] = prefix
+        try:
+            yield
+        finally:
+            self.prefixes = saved
+
+    def prefix_guards(self, pipe: nodes.PipeNode, *, holds: bool) -> dict[str, str]:
+        """Prefix facts where the `if` condition `pipe` is true (`holds`) or false: a prefix
+        test among the operands of an `and` that is true, or of an `or` that is false."""
+        if pipe.decl or len(pipe.cmds) != 1:
+            return {}
+        return self._guards(pipe.cmds[0].args, holds)
+
+    def _guards(self, args: list[nodes.Node], holds: bool) -> dict[str, str]:
+        while len(args) == 1 and _command_args(args[0]) is not None:
+            args = _command_args(args[0]) or []
+        if not args or not isinstance(args[0], nodes.IdentifierNode):
+            return {}
+        op, operands = args[0].ident, args[1:]
+        if op != ("and" if holds else "or"):
+            return {}
+        facts: dict[str, str] = {}
+        i = 0
+        while i < len(operands):
+            test = self.prefix_test(operands[i], operands[i + 1]) \
+                if i + 1 < len(operands) else None
+            if test is not None:
+                if test[2] != holds:
+                    facts[test[0].code] = test[1]
+                i += 2
+                continue
+            inner = _command_args(operands[i])
+            if inner is not None:
+                facts.update(self._guards(inner, holds))
+            i += 1
+        return facts
+
+    def compare_byte_length(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
+        """`len X` (bytes) against an integer constant, exact only near X's known prefix."""
+        if a.bytes_of is None:
+            a, b = b, a
+            op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+        x = a.bytes_of
+        assert x is not None
+        prefix = self.known_prefix(x)
+        n = len(prefix)
+        if b.bytes_of is not None or not b.is_const or not isinstance(b.const, int):
+            raise self.error("len of a string counts UTF-8 bytes in Go; compared with "
+                             "anything but an integer constant it has no exact Jinja", node)
+        m = b.const
+        known = _describe_prefix(prefix)
+        if op in ("==", "!="):
+            if m < n:
+                return const_expr(op == "!=")
+            if m > n:
+                raise self.error(f"len of a string counts UTF-8 bytes in Go; comparing it "
+                                 f"with {m} is exact only up to {known}", node)
+            equal = Expr(f"{x.wrap(ARITH)} == {quote(prefix)}", GoType.BOOL, COMPARE,
+                         stable=x.stable, loop=x.loop,
+                         negated=f"{x.wrap(ARITH)} != {quote(prefix)}")
+            return equal if op == "==" else self.negate(equal)
+        at_least, negated = {">=": (m, False), ">": (m + 1, False), "<": (m, True),
+                             "<=": (m + 1, True)}[op]
+        if at_least <= n:
+            result = const_expr(True)
+        elif at_least == n + 1:
+            result = Expr(f"{x.wrap(ATOM)}|length > {n}", GoType.BOOL, COMPARE,
+                          stable=x.stable, loop=x.loop, negated=f"{x.wrap(ATOM)}|length <= {n}")
+        else:
+            raise self.error(f"len of a string counts UTF-8 bytes in Go; testing it for "
+                             f">= {at_least} is exact only up to {n + 1}, with {known}", node)
+        return self.negate(result) if negated else result
+
+    def slice_string(self, s: Expr, bounds: list[Expr], node: nodes.Node) -> Expr:
+        """`slice` of a string: byte offsets, exact inside a known ASCII prefix."""
+        if not bounds:
+            return s
+        if len(bounds) > 2 or not all(b.is_const and isinstance(b.const, int)
+                                      and not isinstance(b.const, bool) for b in bounds):
+            raise self.error("slice of a string cuts UTF-8 bytes in Go; exact in Jinja only at "
+                             "constant offsets inside a known ASCII prefix", node)
+        offsets = [int(b.const) for b in bounds]  # type: ignore[call-overload]
+        if s.is_const:
+            data = str(s.const).encode("utf-8")
+            start, end = offsets[0], offsets[1] if len(offsets) == 2 else len(data)
+            if not 0 <= start <= end <= len(data):
+                return self.raising("slice index out of range")
+            try:
+                return const_expr(data[start:end].decode("utf-8"))
+            except UnicodeDecodeError:
+                raise self.error("slice cuts a UTF-8 character of the string in two: Go "
+                                 "prints bytes that are not UTF-8", node) from None
+        prefix = self.known_prefix(s)
+        if len(offsets) == 2 and 0 <= offsets[0] <= offsets[1] <= len(prefix):
+            return const_expr(prefix[offsets[0]:offsets[1]])
+        if len(offsets) == 1 and 0 <= offsets[0] <= len(prefix):
+            if offsets[0] == 0:
+                return s
+            return Expr(f"{s.wrap(ATOM)}[{offsets[0]}:]", GoType.STRING, ATOM, stable=s.stable,
+                        loop=s.loop)
+        known = _describe_prefix(prefix)
+        raise self.error("slice of a string cuts UTF-8 bytes in Go; exact in Jinja only at "
+                         f"offsets inside a known ASCII prefix ({known}): beyond it the cut "
+                         "may fall inside a character", node)
 
     def length(self, coll: Expr) -> Expr:
         if coll.slice_of is not None:
@@ -1086,7 +1337,7 @@ class Emitter:
             if self.is_loop_index_of(base, start):
                 return Expr("loop.revindex", GoType.INT, stable=True, loop=self.loops[-1].ident)
         return Expr(f"{self.concrete(coll).wrap(ATOM)}|length", GoType.INT, ATOM,
-                    stable=coll.stable, loop=coll.loop)
+                    stable=coll.stable, loop=coll.loop, non_negative=True)
 
     def is_loop_index_of(self, base: Expr, start: Expr) -> bool:
         return bool(self.loops) and start.code == "loop.index0" \
@@ -1112,6 +1363,8 @@ class Emitter:
                             f"{any_side.wrap(COMPARE)} is none else raise_exception("
                             "'incompatible types for comparison')", GoType.BOOL, COND)
             return self.raising("incompatible types for comparison")
+        if a.bytes_of is not None or b.bytes_of is not None:
+            return self.compare_byte_length(op, a, b, node)
         if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
         if ordered and a.type in (GoType.STRING, GoType.BOOL):
@@ -1194,8 +1447,13 @@ class Emitter:
         if a.type == GoType.STRING:
             if a.is_const:
                 return const_expr(len(str(a.const).encode("utf-8")))
-            raise self.error("len of a string counts UTF-8 bytes in Go; not portable Jinja",
-                             node)
+            if a.known_bytes is not None:
+                return a.known_bytes
+            error = self.error("len of a string counts UTF-8 bytes in Go; not portable Jinja "
+                               "(only comparing it with 0, or near a known ASCII prefix, is)",
+                               node)
+            return Expr(self.refused(error), GoType.INT, stable=a.stable, loop=a.loop,
+                        non_negative=True, bytes_of=a)
         if a.type in SLICE_ELEMENTS or a.type in MAP_VALUES:
             return self.length(a)
         return self.raising(f"len of type {a.type.value}")
@@ -1252,8 +1510,7 @@ class Emitter:
             raise self.error("slice needs an argument", node)
         coll, bounds = args[0], args[1:]
         if coll.type == GoType.STRING:
-            raise self.error("slice of a string cuts UTF-8 bytes in Go; not portable Jinja",
-                             node)
+            return self.slice_string(coll, bounds, node)
         if coll.type not in SLICE_ELEMENTS:
             return self.raising(f"can't slice item of type {coll.type.value}")
         if not bounds:
@@ -1311,9 +1568,13 @@ class Emitter:
     def fn_print(self, args: list[Expr], node: nodes.Node) -> Expr:
         parts: list[Expr] = []
         for i, a in enumerate(args):
+            if a.type == GoType.MIXED and GoType.INT not in a.alts:
+                raise self.error("print of a variable holding a string or a struct: not "
+                                 "supported", node)
             if i > 0 and a.type != GoType.STRING and args[i - 1].type != GoType.STRING:
-                if GoType.ANY in (a.type, args[i - 1].type):
-                    raise self.error("print spacing of an untyped value: not supported", node)
+                if {GoType.ANY, GoType.MIXED} & {a.type, args[i - 1].type}:
+                    raise self.error("print spacing of a value whose Go type is known only at "
+                                     "run time: not supported", node)
                 parts.append(const_expr(" "))
             parts.append(self.text(a, node, sprint=True))
         return self.concat(parts)
@@ -1334,12 +1595,21 @@ class Emitter:
         operands = list(args[1:])
         parts: list[Expr] = []
         pos = 0
-        for m in re.finditer(r"%(.)", fmt):
+        padding: Expr | None = None
+        width: Expr | None = None
+        for m in re.finditer(r"%(\*?)(.)", fmt):
             parts.append(const_expr(fmt[pos:m.start()]))
             pos = m.end()
-            verb = m.group(1)
-            if verb == "%":
+            verb = m.group(2)
+            if verb == "%" and not m.group(1):
                 parts.append(const_expr("%"))
+                continue
+            if m.group(1):
+                if padding is not None or verb != "s" or len(operands) < 2:
+                    raise self.error(f"printf {fmt!r}: only one `%*s` is supported", node)
+                width = operands.pop(0)
+                padding = self.star_padding(width, operands.pop(0), fmt, node)
+                parts.append(padding)
                 continue
             if not operands:
                 raise self.error(f"printf {fmt!r}: missing operand", node)
@@ -1359,7 +1629,40 @@ class Emitter:
         parts.append(const_expr(fmt[pos:]))
         if operands:
             raise self.error(f"printf {fmt!r}: extra operands (Go prints %!(EXTRA …))", node)
-        return self.concat(parts)
+        result = self.concat(parts)
+        if padding is None or width is None:
+            return result
+        if any(not p.is_const for p in parts if p is not padding):
+            return result  # its length is not known either
+        fixed = sum(len(str(p.const).encode("utf-8")) for p in parts if p is not padding)
+        bad = len("%!(BADWIDTH)")  # Go's fmt for a width beyond ±1e6
+        if width.is_const:
+            count = int(width.const)  # type: ignore[call-overload]
+            return replace(result, known_bytes=const_expr(
+                fixed + (count if count <= 1_000_000 else bad)))
+        w = width.wrap(ARITH)
+        plus = f" + {fixed}" if fixed else ""
+        return replace(result, known_bytes=Expr(
+            f"{w}{plus} if {w} <= 1000000 else {fixed + bad}", GoType.INT, COND,
+            stable=width.stable, loop=width.loop, non_negative=True))
+
+    def star_padding(self, width: Expr, text: Expr, fmt: str, node: nodes.Node) -> Expr:
+        """`%*s` of "" with an int width: spaces to a width known only at run time. Jinja
+        cannot write them portably, but their number is exact (Go pads to the width; a width
+        beyond ±1e6 prints %!(BADWIDTH) instead, a negative one pads to its absolute value,
+        hence the non-negative requirement). Only the `len` of the result is translated:
+        granite's counter idiom `len (printf "a%*s" $n "")`, which is $n + 1."""
+        if width.type != GoType.INT or not width.non_negative:
+            raise self.error(f"printf {fmt!r}: `%*s` needs a width that is provably a "
+                             "non-negative int (a length, a range index, or a variable only "
+                             "ever set to those)", node)
+        if not (text.is_const and text.const == ""):
+            raise self.error(f"printf {fmt!r}: `%*s` of anything but \"\": not supported",
+                             node)
+        error = self.error(f"printf {fmt!r}: `%*s` pads to a width known only at run time, "
+                           "which portable Jinja cannot write (only the length of the result "
+                           "is translated)", node)
+        return Expr(self.refused(error), GoType.STRING, stable=width.stable, loop=width.loop)
 
     def fn_json(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) != 1:
@@ -1499,6 +1802,23 @@ class Emitter:
         if "IsThinkSet" in used:
             lines.append("{%- set is_think_set = enable_thinking is defined %}")
         return lines
+
+
+def _command_args(node: nodes.Node) -> list[nodes.Node] | None:
+    """The arguments of `node` when it is a parenthesised single command, like `(len .Role)`."""
+    if isinstance(node, nodes.PipeNode) and not node.decl and len(node.cmds) == 1:
+        return node.cmds[0].args
+    return None
+
+
+def _describe_prefix(prefix: str) -> str:
+    if not prefix:
+        return "no known ASCII prefix here"
+    return f"the known ASCII prefix {prefix!r} ({len(prefix)} bytes)"
+
+
+def _is_ident(node: nodes.Node, name: str) -> bool:
+    return isinstance(node, nodes.IdentifierNode) and node.ident == name
 
 
 def uses_messages(template: nodes.Template) -> bool:
