@@ -113,3 +113,18 @@ def test_messages_alike_when_nil(source: str, alike: bool) -> None:
     """Only reads that cannot tell Go's nil from an empty list (the translator then gives the
     fill-in-the-middle path no second body; tests/test_fim.py checks the bytes against Go)."""
     assert messages_alike_when_nil(parse(source)) is alike
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    # granite's counter: a constant 0, then only `len …` assignments
+    ('{{ $c := 0 }}{{ range .Messages }}{{ $c = len (printf "a%*s" $c "") }}{{ end }}', True),
+    ("{{ $c := len .Messages }}", True),
+    ("{{ $c := -1 }}", False),
+    ("{{ $c := 0 }}{{ range .Messages }}{{ $c = 2 }}{{ $c = -2 }}{{ end }}", False),
+    ('{{ $c := 0 }}{{ if .System }}{{ $c = "x" }}{{ end }}', False),
+    ("{{ $c := 0 }}{{ $c = len .Messages | print }}", False),  # a pipeline ending elsewhere
+])
+def test_non_negative_counts_every_definition(source: str, expected: bool) -> None:
+    (c,) = _vars(source + "{{ $c }}")["$c"]
+    assert c.non_negative is expected
+    assert len(c.definitions) == 1 + source.count("$c =")
