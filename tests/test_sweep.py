@@ -219,6 +219,8 @@ def modelfiles(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "rule.Modelfile").write_text(RULE_MODELFILE, encoding="utf-8")
     (root / "same.gotmpl").write_text(SAME_TEMPLATE, encoding="utf-8")
+    (root / "norule.Modelfile").write_text(f'FROM x\nTEMPLATE """{SAME_TEMPLATE}"""\n',
+                                           encoding="utf-8")
     (root / "bytes.Modelfile").write_text(UNTRANSLATABLE_MODELFILE, encoding="utf-8")
     return root
 
@@ -236,8 +238,11 @@ def test_modelfile_rows_are_verified_with_their_system_and_messages(modelfiles: 
     assert served.status == EQUIVALENT, served
     bare = rows["mf/same.gotmpl"]
     assert bare.status == EQUIVALENT
-    # Same template, different rule: two verdicts, not one reused.
-    assert served.same_as is None and bare.same_as is None
+    # Same template, different rule: two verdicts, not one reused; without a rule a Modelfile
+    # is checked exactly as its bare template, so that verdict is reused.
+    assert served.same_as is None
+    assert rows["mf/norule.Modelfile#TEMPLATE"].same_as is None
+    assert bare.same_as == "mf/norule.Modelfile#TEMPLATE"
 
 
 def test_modelfile_rule_reaches_both_sides(modelfiles: Path, monkeypatch: pytest.MonkeyPatch

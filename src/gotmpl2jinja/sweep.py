@@ -67,9 +67,11 @@ class SweepInput:
 
     @property
     def key(self) -> str:
-        """Same key, same verdict: the template and the Modelfile rule it is served with."""
-        rule = None if self.modelfile is None else [self.modelfile.system,
-                                                    self.modelfile.messages]
+        """Same key, same verdict: the template and the Modelfile rule it is served with (a
+        Modelfile without SYSTEM or MESSAGE is verified exactly as its bare template)."""
+        served = self.modelfile
+        rule = ([served.system, served.messages]
+                if served is not None and served.has_modelfile_rule else None)
         text = json.dumps([self.source, rule], ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
