@@ -33,7 +33,6 @@ from gotmpl2jinja.errors import (
     ModelfileError,
     ReferenceRendererError,
     TemplateSyntaxError,
-    TranslationError,
 )
 from gotmpl2jinja.formats import write_output
 from gotmpl2jinja.inputs import (
@@ -252,10 +251,7 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
     except (TemplateSyntaxError, ModelfileError) as exc:
         item.reason = _placed(exc, source)
         return item
-    except TranslationError as exc:
-        item.status, item.reason = NOT_TRANSLATABLE, _placed(exc, source)
-        return item
-    except Gotmpl2JinjaError as exc:
+    except Gotmpl2JinjaError as exc:  # TranslationError and the like
         item.status, item.reason = NOT_TRANSLATABLE, _placed(exc, source)
         return item
     except Exception as exc:  # noqa: BLE001 - one translator bug must not stop the batch

@@ -31,7 +31,6 @@ from gotmpl2jinja.errors import (
     ModelfileError,
     ReferenceRendererError,
     TemplateSyntaxError,
-    TranslationError,
 )
 
 if TYPE_CHECKING:
@@ -191,10 +190,7 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
         except TemplateSyntaxError as exc:
             row.status, row.reason = INVALID, placed(exc, item)
             return row
-        except TranslationError as exc:
-            row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
-            return row
-        except Gotmpl2JinjaError as exc:
+        except Gotmpl2JinjaError as exc:  # TranslationError and the like
             row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
             return row
         except Exception as exc:  # noqa: BLE001 - one translator bug must not stop the sweep

@@ -125,11 +125,7 @@ class ReferenceRenderer:
     ) -> str:
         """Exactly what Ollama renders for `template` and `conversation` (contract format)."""
         check_conversation(conversation)
-        if modelfile_messages is not None:
-            if not isinstance(modelfile_messages, list):
-                raise ReferenceRendererError("modelfile_messages must be a list of messages")
-            for i, message in enumerate(modelfile_messages):
-                _check_message(message, f"modelfile_messages[{i}]")
+        _check_modelfile_messages(modelfile_messages)
         payload: dict[str, Any] = {
             "op": "render", "conversation": conversation,
             "now": now or DEFAULT_NOW, "function_json": function_json,
@@ -157,11 +153,7 @@ class ReferenceRenderer:
                 check_conversation(conversation)
             except ReferenceRendererError as exc:
                 raise ReferenceRendererError(f"conversations[{i}]: {exc}") from None
-        if modelfile_messages is not None:
-            if not isinstance(modelfile_messages, list):
-                raise ReferenceRendererError("modelfile_messages must be a list of messages")
-            for i, message in enumerate(modelfile_messages):
-                _check_message(message, f"modelfile_messages[{i}]")
+        _check_modelfile_messages(modelfile_messages)
         payload: dict[str, Any] = {
             "op": "render_many", "conversations": conversations,
             "now": now or DEFAULT_NOW, "function_json": function_json,
@@ -204,6 +196,16 @@ class ReferenceRenderer:
             raise TemplateSyntaxError(verdict.message)
         assert verdict.path is not None
         return verdict.path
+
+
+def _check_modelfile_messages(messages: list[dict[str, Any]] | None) -> None:
+    """The Modelfile MESSAGE lines a render adds must be messages of the contract's format."""
+    if messages is None:
+        return
+    if not isinstance(messages, list):
+        raise ReferenceRendererError("modelfile_messages must be a list of messages")
+    for i, message in enumerate(messages):
+        _check_message(message, f"modelfile_messages[{i}]")
 
 
 def _raise(answer: dict[str, Any]) -> NoReturn:
