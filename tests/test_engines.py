@@ -165,3 +165,15 @@ def test_a_batch_with_a_template_that_does_not_compile_fails_every_case(engine: 
     results = render_many(engine, "{% for %}", [{}, {}])
     assert len(results) == 2
     assert all(isinstance(r, RenderError) and not is_raised(r) for r in results)
+
+
+def test_a_template_that_does_not_compile_says_so_every_time(engine: Engine) -> None:
+    """A compile failure is not remembered as a known template: the second render of the same
+    source (which the hfjinja driver would otherwise send by key only) reports the same
+    compile error, and a good template still renders afterwards."""
+    for _ in range(2):
+        with pytest.raises(RenderError, match="(?i)compile"):
+            engine.render("{% if %}", {})
+        failed = render_many(engine, "{% if %}", [{}])
+        assert isinstance(failed[0], RenderError) and "compile" in str(failed[0]).lower()
+    assert engine.render("ok", {}) == "ok"

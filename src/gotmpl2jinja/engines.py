@@ -303,7 +303,8 @@ class HFJinjaEngine:
             if key not in self._sent:
                 request["template"] = template
             response = self._exchange(request)
-            self._sent.add(key)
+            if not response.get("compile"):  # node keeps only templates that compiled
+                self._sent.add(key)
         if response.get("ok"):
             return str(response["output"])
         if response.get("raised"):
@@ -330,7 +331,8 @@ class HFJinjaEngine:
             if key not in self._sent:
                 request["template"] = template
             response = self._exchange(request)
-            self._sent.add(key)
+            if not response.get("compile"):  # node keeps only templates that compiled
+                self._sent.add(key)
         if "results" not in response:  # the template itself failed: every case fails alike
             return [self._failure(response)] * len(contexts)
         results: list[str | RenderError] = [

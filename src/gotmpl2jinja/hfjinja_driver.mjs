@@ -107,7 +107,7 @@ function handle(request) {
     try {
       template = new Template(request.template);
     } catch (err) {
-      return { ok: false, raised: false, error: "template does not compile: " + describe(err) };
+      return { ok: false, raised: false, compile: true, error: "template does not compile: " + describe(err) };
     }
     compiled.set(request.key, template);
   }
