@@ -23,14 +23,7 @@ from gotmpl2jinja import reference
 from gotmpl2jinja.conversation import jinja_context, validate
 from gotmpl2jinja.engines import Engine, TemplateRaised, get_engines
 from gotmpl2jinja.reference.driver import cache_dir, find_go
-from gotmpl2jinja.runtime import (
-    GO_STRUCTS,
-    MACROS,
-    go_fields,
-    macro_block,
-    macro_source,
-    public_macros,
-)
+from gotmpl2jinja.runtime import MACROS, macro_block, macro_source, public_macros
 
 # --------------------------------------------------------------------------------------------
 # Go oracle for plain values: `{{ json .v }}` and `{{ .v }}` with v decoded by encoding/json,
@@ -223,15 +216,6 @@ def test_macro_source_writes_nothing_and_is_whitespace_neutral(engines: list[Eng
         assert engine.render(template, {"v": {"a": [1]}}) == 'XY{"a":[1]}', engine.name
 
 
-def test_go_fields_leaves_the_callers_variables_alone(engines: list[Engine]) -> None:
-    """go_fields' own loop variables do not clobber the caller's."""
-    template = (macro_source(["json_tool"])
-                + "{% set gf_k = 'mine' %}{{ json_tool(t) }}|{{ gf_k }}")
-    for engine in engines:
-        out = engine.render(template, {"t": {"type": "function", "function": {"name": "f"}}})
-        assert out.endswith("|mine"), engine.name
-
-
 # --------------------------------------------------------------------------------------------
 # strings, numbers, values: against Go's encoding/json and text/template
 
@@ -291,20 +275,10 @@ def test_keys_beyond_the_bmp_sort_like_go(go_values: GoValues, engine_name: str)
 # Ollama's tool shapes and tool calls: against the reference renderer
 
 
-def _variants(*names: str) -> st.SearchStrategy[str]:
-    return st.sampled_from(names)
-
-
-FIELD_KEYS = {
-    "anyof": _variants("anyOf", "anyof", "ANYOF", "AnyOf"),
-    "type": _variants("type", "Type", "TYPE"),
-    "items": _variants("items", "Items", "item\u017f"),
-    "description": _variants("description", "Description", "de\u017fcription"),
-    "enum": _variants("enum", "Enum"),
-    "properties": _variants("properties", "Properties", "PROPERTIES"),
-    "required": _variants("required", "Required"),
-    "unknown": _variants("minimum", "default", "title", "additionalProperties"),
-}
+# Tools in the contract's strict shape (conversation.validate): the documented lower-case keys
+# only, no null outside free JSON (`items`, `$defs`, `enum` items, where null is Go's nil). Keys
+# in another case and nulls for tool fields are refused before rendering, so they are not
+# generated here (the macros read the documented key only).
 TYPE_NAMES = st.sampled_from(
     ["string", "number", "integer", "boolean", "array", "object", "null", "", "date"]
 )
@@ -313,33 +287,30 @@ small_values = st.recursive(
     lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(key_text, c, max_size=3)),
     max_leaves=5,
 )
+PROPERTY_KEYS = ["anyOf", "type", "items", "description", "enum", "properties", "required"]
 
 
 @st.composite
 def tool_property(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
-    """A request property object: known fields in any case (repeats allowed), unknown ones."""
+    """A request property object: any subset of the documented fields, in any order."""
     prop: dict[str, Any] = {}
-    for field in draw(st.lists(st.sampled_from(sorted(FIELD_KEYS)), max_size=6)):
-        key = draw(FIELD_KEYS[field])
-        if field == "anyof":
-            value = draw(st.none() | st.lists(tool_property(depth + 1), max_size=2)
-                         if depth < 2 else st.none() | st.just([]))
-        elif field == "type":
-            value = draw(st.none() | TYPE_NAMES | st.lists(TYPE_NAMES | st.none(), max_size=3))
-        elif field == "items":
+    for key in draw(st.lists(st.sampled_from(PROPERTY_KEYS), max_size=6, unique=True)):
+        if key == "anyOf":
+            value = draw(st.lists(tool_property(depth + 1), max_size=2)
+                         if depth < 2 else st.just([]))
+        elif key == "type":
+            value = draw(TYPE_NAMES | st.lists(TYPE_NAMES, max_size=3))
+        elif key == "items":
             value = draw(small_values)
-        elif field == "description":
-            value = draw(st.none() | any_text)
-        elif field == "enum":
-            value = draw(st.none() | st.lists(small_values, max_size=3))
-        elif field == "properties":
-            value = draw(st.none() | st.dictionaries(
-                key_text, st.none() | tool_property(depth + 1), max_size=3)
-                if depth < 2 else st.none() | st.just({}))
-        elif field == "required":
-            value = draw(st.none() | st.lists(st.none() | any_text, max_size=3))
+        elif key == "description":
+            value = draw(any_text)
+        elif key == "enum":
+            value = draw(st.lists(small_values, max_size=3))
+        elif key == "properties":
+            value = draw(st.dictionaries(key_text, tool_property(depth + 1), max_size=3)
+                         if depth < 2 else st.just({}))
         else:
-            value = draw(small_values)
+            value = draw(st.lists(any_text, max_size=3))
         prop[key] = value
     return prop
 
@@ -347,36 +318,29 @@ def tool_property(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
 @st.composite
 def tool(draw: st.DrawFn) -> dict[str, Any]:
     parameters: dict[str, Any] = {}
-    for field in draw(st.lists(
-            st.sampled_from(["type", "$defs", "items", "required", "properties", "unknown"]),
-            max_size=5, unique=True)):
-        if field == "type":
-            parameters[draw(_variants("type", "Type"))] = draw(st.none() | TYPE_NAMES)
-        elif field == "$defs":
-            parameters[draw(_variants("$defs", "$DEFS"))] = draw(small_values)
-        elif field == "items":
-            parameters[draw(FIELD_KEYS["items"])] = draw(small_values)
-        elif field == "required":
-            parameters[draw(FIELD_KEYS["required"])] = draw(
-                st.none() | st.lists(any_text, max_size=3))
-        elif field == "properties":
-            parameters[draw(FIELD_KEYS["properties"])] = draw(st.none() | st.dictionaries(
-                key_text, st.none() | tool_property(), max_size=4))
+    for key in draw(st.lists(st.sampled_from(["type", "$defs", "items", "required", "properties"]),
+                             max_size=5, unique=True)):
+        if key == "type":
+            parameters[key] = draw(TYPE_NAMES)
+        elif key in ("$defs", "items"):
+            parameters[key] = draw(small_values)
+        elif key == "required":
+            parameters[key] = draw(st.lists(any_text, max_size=3))
         else:
-            parameters["additionalProperties"] = draw(st.booleans())
+            parameters[key] = draw(st.dictionaries(key_text, tool_property(), max_size=4))
     function: dict[str, Any] = {}
     if draw(st.booleans()):
-        function[draw(_variants("name", "Name", "NAME"))] = draw(any_text)
+        function["name"] = draw(any_text)
     if draw(st.booleans()):
-        function[draw(FIELD_KEYS["description"])] = draw(any_text)
+        function["description"] = draw(any_text)
     if draw(st.booleans()):
-        function[draw(_variants("parameters", "Parameters"))] = parameters
+        function["parameters"] = parameters
     result: dict[str, Any] = {}
-    for key in draw(st.lists(_variants("type", "Type"), max_size=2)):
-        result[key] = draw(st.none() | any_text)
+    if draw(st.booleans()):
+        result["type"] = draw(any_text)
     result["function"] = function
     if draw(st.booleans()):
-        result[draw(FIELD_KEYS["items"])] = draw(small_values)
+        result["items"] = draw(small_values)
     return result
 
 
@@ -397,20 +361,17 @@ JINJA_TOOLS = macro_source([
 ]) + "\n".join([
     "{{ json_tools(tools) }}{{ '\\u001e' }}{{ json_tools(tools) }}{{ '\\u001d' }}",
     "{%- for t in tools -%}",
-    go_fields("ft", "t", *GO_STRUCTS["Tool"]),
-    go_fields("ff", "ft.function", *GO_STRUCTS["ToolFunction"]),
-    go_fields("fp", "ff.parameters", *GO_STRUCTS["ToolFunctionParameters"]),
-    "{{- json_tool(t) ~ '\\u001e' ~ json_tool(t) ~ '\\u001e' ~ json_function(ft.function)"
-    " ~ '\\u001e' ~ json_function(ft.function) ~ '\\u001e' ~ json_parameters(ff.parameters)"
-    " ~ '\\u001e' ~ print_properties(fp.properties) ~ '\\u001e'"
-    " ~ json_properties(fp.properties) ~ '\\u001e' ~ print_strings(fp.required) ~ '\\u001e' -}}",
-    "{%- if fp.properties is not none -%}",
-    "{%- for k in fp.properties.keys()|list|sort(case_sensitive=true) -%}",
-    "{%- set p = fp.properties[k] -%}",
-    go_fields("fq", "p", *GO_STRUCTS["ToolProperty"]),
+    "{%- set fn = t.function -%}{%- set fp = fn.get('parameters') or {} -%}",
+    "{%- set props = fp.get('properties') -%}",
+    "{{- json_tool(t) ~ '\\u001e' ~ json_tool(t) ~ '\\u001e' ~ json_function(fn)"
+    " ~ '\\u001e' ~ json_function(fn) ~ '\\u001e' ~ json_parameters(fn.get('parameters'))"
+    " ~ '\\u001e' ~ print_properties(props) ~ '\\u001e'"
+    " ~ json_properties(props) ~ '\\u001e' ~ print_strings(fp.get('required')) ~ '\\u001e' -}}",
+    "{%- if props is not none -%}",
+    "{%- for k, p in props|dictsort(case_sensitive=true) -%}",
     "{{- k ~ '=' ~ typescript_type(p) ~ '/' ~ print_property_type(p) ~ '/' ~ json_property(p)"
-    " ~ '/' ~ print_slice(fq.enum) ~ '/' ~ print_strings(fq.required)"
-    " ~ '/' ~ (fq.description if fq.description is string else '') ~ ';' -}}",
+    " ~ '/' ~ print_slice(p.get('enum')) ~ '/' ~ print_strings(p.get('required'))"
+    " ~ '/' ~ p.get('description', '') ~ ';' -}}",
     "{%- endfor -%}",
     "{%- endif -%}",
     "{{- '\\u001d' -}}",
@@ -420,9 +381,8 @@ JINJA_TOOLS = macro_source([
 
 def _assert_like_ollama(engines: list[Engine], go_template: str, jinja_template: str,
                         conversation: dict[str, Any]) -> None:
-    # The macros decode tools as leniently as Go does (any key case, nulls); these tests feed
-    # such tools on purpose, beyond the contract's strict keys, so only the basic shape is checked.
-    validate(conversation, strict_tools=False)
+    # Only conversations inside the contract (strict tools) are compared, as in verify.
+    validate(conversation)
     expected = reference.render(go_template, conversation)
     for engine in engines:
         got = engine.render(jinja_template, jinja_context(conversation))
@@ -445,6 +405,10 @@ def _assert_like_ollama(engines: list[Engine], go_template: str, jinja_template:
                                                          "a": {"type": "array",
                                                                "items": {"type": "number"}}}},
            }}}}])
+@example([{"items": None, "function": {"parameters": {
+    "$defs": None, "items": None, "required": [], "properties": {
+        "e": {"enum": [None, {"b": None}], "items": None, "type": [], "required": [],
+              "description": "", "anyOf": [], "properties": {}}}}}}])
 def test_tool_shapes_match_ollama(engines: list[Engine], tools: list[dict[str, Any]]) -> None:
     conversation = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
     _assert_like_ollama(engines, GO_TOOLS, JINJA_TOOLS, conversation)
@@ -519,10 +483,11 @@ def test_values_reach_templates_as_tool_call_arguments_do(engines: list[Engine])
 PRINT_PROPERTY_CASES = [
     {"type": "string"},
     {},
-    {"type": None},
-    {"Type": ["string", None], "description": "d d", "enum": [1, None, "x y", {"B": 1, "a": []}],
-     "required": ["r", None], "items": {"k": [1e6]}, "anyOf": [{"type": "integer"}, {}]},
-    {"anyOf": [{"anyOf": [{"type": "null"}], "enum": []}], "items": False, "description": None},
+    {"type": []},
+    {"type": ["string", "null"], "description": "d d", "enum": [1, None, "x y", {"B": 1, "a": []}],
+     "required": ["r", ""], "items": {"k": [1e6]}, "anyOf": [{"type": "integer"}, {}]},
+    {"anyOf": [{"anyOf": [{"type": "null"}], "enum": []}], "items": False, "description": ""},
+    {"items": None, "enum": [None], "type": ["a b"]},
 ]
 
 

@@ -25,19 +25,19 @@ How the macros stay portable (see docs/jinja-portability.md §3):
   `_go_float_parts` then also reads `x|float|int|string` and keeps the shorter digit string.
 - Map keys are sorted with `dictsort(case_sensitive=true)` (Go sorts bytewise; jinja2's default
   sort ignores case). Not `d.keys()`: on @huggingface/jinja a key named `keys` shadows the
-  method, as `items` does for `d.items` on jinja2 (field reads use `.get` or `go_fields`).
+  method, as `items` does for `d.items` on jinja2 (field reads use `.get`).
   jinja2 and minijinja compare code points (= UTF-8 byte order); JavaScript compares UTF-16
   units, so on @huggingface/jinja keys that differ first at a character in U+E000..U+FFFF
   versus one above U+FFFF sort differently from Go. Not fixable portably (string `<` is not
   supported there); documented limit.
-- Struct fields are looked up the way Go's json.Unmarshal matches them: case-insensitively
-  (ASCII, plus the Kelvin sign and long s that Go's folding maps to `k`/`s`), the last matching
-  key of the object wins.
+- Tool fields are read by their documented lower-case key (`p.get('description')`): the
+  contract (docs/equivalence-contract.md, "Keys and values are exactly the documented ones")
+  and conversation.validate refuse other spellings and nulls outside free JSON, the only
+  inputs where Go's case-insensitive, null-skipping decoder would see something else.
 
 API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro_source(names)`,
 `macro_block(names)` (the same between two comment lines, as the translator pastes it),
-`public_macros()`, `go_fields(ns, obj, names, null_keeps)` + `GO_STRUCTS` (Jinja statements that
-read a request object's fields the way Go's json.Unmarshal fills a struct). Public macros:
+`public_macros()`. Public macros:
 values — json_string, json_number, print_number, json_value, print_value, print_slice,
 print_strings, print_int; tools — json_tools, json_tool, json_function, json_parameters,
 json_properties, print_properties, json_property, print_property, print_property_type,
@@ -50,11 +50,11 @@ Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an I
 every macro converts with `|float`; integers beyond 2**53 are rounded by JSON.parse exactly as
 Go's decoder rounds them.
 
-Not supported (inputs Go would reject, or corners Go handles in ways a template cannot see):
-values that Go's json.Unmarshal refuses for a field (a number for `description`, …): Ollama
-answers 400, the macros print something; a struct-valued key given twice with different case
-(`"function"` and `"Function"`): Go merges both objects, the macros take the last one; lone UTF-16
-surrogates in strings (Go writes U+FFFD); NaN/Infinity (not JSON).
+Not supported (outside the contract, refused by conversation.validate, or corners Go handles
+in ways a template cannot see): tool keys in another case and nulls for tool fields (Go's
+decoder folds case and skips nulls; the macros read the documented key only); values that Go's
+json.Unmarshal refuses for a field (a number for `description`, …): Ollama answers 400; lone
+UTF-16 surrogates in strings (Go writes U+FFFD); NaN/Infinity (not JSON).
 """
 
 from __future__ import annotations
@@ -120,41 +120,6 @@ _ESCAPE_CHAIN = "\n".join("".join(_REPLACES[i:i + 3]) for i in range(0, len(_REP
 
 #: Enough zeros for any plain (non-exponent) layout of a float64 by `json` or `%v`.
 _ZEROS = "'" + "0" * 24 + "'"
-
-
-def go_fields(
-    ns: str, obj: str, names: dict[str, str], null_keeps: Iterable[str] = ()
-) -> str:
-    """Jinja statements that read struct fields from `obj` as Go's json.Unmarshal would.
-
-    For the translator too: `.Function.Parameters.Properties` of a tool must be found the way Go
-    found it in the request (`"Parameters"` fills Parameters). `names` maps a JSON field name
-    (lower case, as in the Go struct tag) to an attribute of the namespace `ns` that the
-    statements create: every attribute starts as none and `<attr>_set` as false; for each key
-    of `obj` in order, a key whose Go-folded form equals the name sets both (so the last
-    matching key wins, as in Go). `obj` that is not a mapping leaves all unset. (Reading
-    `p['items']` directly is also wrong on jinja2 for a missing key: it falls back to the dict's
-    `items` method.) `GO_STRUCTS` has the arguments for Ollama's request structs.
-
-    `null_keeps` lists the names of string and struct fields: Go ignores a JSON null for those
-    (`{"type":"x","Type":null}` keeps "x"), while a null sets an any/slice/map/pointer to nil
-    and is handed to a custom UnmarshalJSON (PropertyType).
-    """
-    keeps = set(null_keeps)
-    pairs = [f"{a}=none, {a}_set=false" for a in names.values()]
-    attrs = ",\n".join(", ".join(pairs[i:i + 2]) for i in range(0, len(pairs), 2))
-    lines = [f"{{%- set {ns} = namespace({attrs}) -%}}"]
-    lines.append(f"{{%- if {obj} is defined and {obj} is mapping -%}}")
-    lines.append(f"{{%- for gf_k in {obj} -%}}")
-    lines.append("{%- set gf_kf = (gf_k|lower).replace('\\u017f', 's') -%}")  # long s
-    for i, (json_name, attr) in enumerate(names.items()):
-        kw = "if" if i == 0 else "elif"
-        guard = f" and {obj}[gf_k] is not none" if json_name in keeps else ""
-        lines.append(f"{{%- {kw} gf_kf == {_lit(json_name)}{guard} -%}}")
-        lines.append(
-            f"{{%- set {ns}.{attr} = {obj}[gf_k] -%}}{{%- set {ns}.{attr}_set = true -%}}")
-    lines += ["{%- endif -%}", "{%- endfor -%}", "{%- endif -%}"]
-    return "\n".join(lines)
 
 
 _OPENS = re.compile(r"\{%-?\s*(?:if|for|macro)\b")
@@ -377,50 +342,28 @@ _define(
 
 # ---------------------------------------------------------------------------------------------
 # Ollama's tool shapes (ollama-semantics.md §5)
-
-#: Ollama's request structs as `go_fields` arguments: JSON field name (lower case) → namespace
-#: attribute, and the fields a JSON null leaves alone (strings and structs; see go_fields).
-GO_STRUCTS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
-    "Tool": ({"type": "type", "items": "items", "function": "function"}, ("type", "function")),
-    "ToolFunction": (
-        {"name": "name", "description": "description", "parameters": "parameters"},
-        ("name", "description", "parameters"),
-    ),
-    "ToolFunctionParameters": (
-        {"type": "type", "$defs": "defs", "items": "items", "required": "required",
-         "properties": "properties"},
-        ("type",),
-    ),
-    "ToolProperty": (
-        {"anyof": "anyof", "type": "type", "items": "items", "description": "description",
-         "enum": "enum", "properties": "properties", "required": "required"},
-        ("description",),
-    ),
-}
-
-_PROPERTY_FIELDS = {
-    "anyof": "anyof", "type": "type", "items": "items", "description": "description",
-    "enum": "enum", "properties": "properties", "required": "required",
-}
+#
+# Tools arrive in the contract's strict shape (conversation.validate): exactly the documented
+# lower-case keys, no null outside free JSON (`items`, `$defs`, `enum` items). So the macros read
+# each field once with `.get` (not `p.items`: on jinja2 a missing `items` is the dict's method)
+# instead of decoding keys as Go's case-insensitive, null-skipping json.Unmarshal would.
 
 _define(
     "json_property", "p",
     "Go json of an api.ToolProperty decoded from the request object `p`: keys anyOf, type, "
     "items, description, enum, properties, required, each omitted when empty; `type` a string "
-    "for one element, an array otherwise (a JSON null type counts as one empty string); nested "
-    "`properties` in request order, each value a property; `p` none → `{}`.",
-    go_fields("f", "p", _PROPERTY_FIELDS, ["description"]) + """
-{#- namespace reads are slow on jinja2's sandbox: read each field once -#}
-{%- set anyof = f.anyof -%}{%- set t = f.type -%}{%- set items = f.items -%}
-{%- set desc = f.description -%}{%- set enum = f.enum -%}{%- set props = f.properties -%}
-{%- set req = f.required -%}
-{%- if t is none -%}{%- set types = [''] if f.type_set else [] -%}
-{%- elif t is string -%}{%- set types = [t] -%}
-{%- else -%}{%- set types = t -%}{%- endif -%}
+    "for one element, an array otherwise; nested `properties` in request order, each value a "
+    "property; `p` none → `{}`.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set anyof = p.get('anyOf') -%}{%- set t = p.get('type') -%}{%- set items = p.get('items') -%}
+{%- set desc = p.get('description') -%}{%- set enum = p.get('enum') -%}
+{%- set props = p.get('properties') -%}{%- set req = p.get('required') -%}
+{%- set types = [t] if t is string else (t if t is not none else []) -%}
 {%- set has_anyof = anyof is not none and anyof|length > 0 -%}
 {%- set has_type = types|length > 0 -%}
 {%- set has_items = items is not none -%}
-{%- set has_desc = desc is string and desc != '' -%}
+{%- set has_desc = desc is not none and desc != '' -%}
 {%- set has_enum = enum is not none and enum|length > 0 -%}
 {%- set has_props = props is not none -%}
 {%- set has_req = req is not none and req|length > 0 -%}
@@ -432,12 +375,10 @@ _define(
 {%- endif -%}
 {%- if has_type -%}
 {{- (',' if has_anyof else '') ~ '"type":' -}}
-{%- if types|length == 1 -%}{{- json_string(types[0] if types[0] is string else '') -}}
+{%- if types|length == 1 -%}{{- json_string(types[0]) -}}
 {%- else -%}
 {{- '[' -}}
-{%- for x in types -%}
-{{- (',' if not loop.first else '') ~ json_string(x if x is string else '') -}}
-{%- endfor -%}
+{%- for x in types -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- endif -%}
@@ -462,8 +403,7 @@ _define(
 {%- if has_req -%}
 {{- (',' if has_anyof or has_type or has_items or has_desc or has_enum or has_props else '')
     ~ '"required":[' -}}
-{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r if r is string else '') -}}
-{%- endfor -%}
+{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {{- '}' -}}
@@ -504,27 +444,21 @@ _define(
     "json_parameters", "p",
     "Go json of a tool's `function.parameters` (templateToolFunctionParameters): "
     "`{\"type\":…,[\"$defs\":…,][\"items\":…,][\"required\":[…],]\"properties\":…}`; `$defs` and "
-    "`items` omitted when null, `required` when empty, `properties` null when absent.",
-    go_fields("f", "p", {
-        "type": "type", "$defs": "defs", "items": "items", "required": "required",
-        "properties": "properties",
-    }, ["type"]) + """
-{%- set out = namespace(s='{"type":' ~ json_string(f.type if f.type is string else '')) -%}
-{%- if f.defs is not none -%}
-{%- set out.s = out.s ~ ',"$defs":' ~ json_value(f.defs) -%}
+    "`items` omitted when null, `required` when empty, `properties` null when absent; `p` "
+    "absent → `{\"type\":\"\",\"properties\":null}`.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set defs = p.get('$defs') -%}{%- set items = p.get('items') -%}
+{%- set req = p.get('required') -%}
+{{- '{"type":' ~ json_string(p.get('type', '')) -}}
+{%- if defs is not none -%}{{- ',"$defs":' ~ json_value(defs) -}}{%- endif -%}
+{%- if items is not none -%}{{- ',"items":' ~ json_value(items) -}}{%- endif -%}
+{%- if req is not none and req|length > 0 -%}
+{{- ',"required":[' -}}
+{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{{- ']' -}}
 {%- endif -%}
-{%- if f.items is not none -%}
-{%- set out.s = out.s ~ ',"items":' ~ json_value(f.items) -%}
-{%- endif -%}
-{%- if f.required is not none and f.required|length > 0 -%}
-{%- set out.s = out.s ~ ',"required":[' -%}
-{%- for r in f.required -%}
-{%- set out.s = out.s ~ (',' if not loop.first else '')
-    ~ json_string(r if r is not none else '') -%}
-{%- endfor -%}
-{%- set out.s = out.s ~ ']' -%}
-{%- endif -%}
-{{- out.s ~ ',"properties":' ~ json_properties(f.properties) ~ '}' -}}
+{{- ',"properties":' ~ json_properties(p.get('properties')) ~ '}' -}}
 """,
     ("json_string", "json_value", "json_properties"),
 )
@@ -533,12 +467,10 @@ _define(
     "json_function", "fn",
     "Go json of a tool's `function` (templateToolFunction): `{\"name\":…,\"description\":…,"
     "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
-    go_fields("f", "fn", {"name": "name", "description": "description", "parameters": "parameters"},
-              ["name", "description", "parameters"])
-    + """
-{{- '{"name":' ~ json_string(f.name if f.name is string else '')
-    ~ ',"description":' ~ json_string(f.description if f.description is string else '')
-    ~ ',"parameters":' ~ json_parameters(f.parameters) ~ '}' -}}
+    """
+{{- '{"name":' ~ json_string(fn.get('name', ''))
+    ~ ',"description":' ~ json_string(fn.get('description', ''))
+    ~ ',"parameters":' ~ json_parameters(fn.get('parameters')) ~ '}' -}}
 """,
     ("json_string", "json_parameters"),
 )
@@ -547,11 +479,11 @@ _define(
     "json_tool", "t",
     "Go json of one tool (templateTool, also what `{{ . }}` prints inside `range .Tools`): "
     "`{\"type\":…,[\"items\":…,]\"function\":…}`, items omitted when null.",
-    go_fields("f", "t", {"type": "type", "items": "items", "function": "function"},
-              ["type", "function"]) + """
-{{- '{"type":' ~ json_string(f.type if f.type is string else '')
-    ~ (',"items":' ~ json_value(f.items) if f.items is not none else '')
-    ~ ',"function":' ~ json_function(f.function) ~ '}' -}}
+    """
+{%- set items = t.get('items') -%}
+{{- '{"type":' ~ json_string(t.get('type', ''))
+    ~ (',"items":' ~ json_value(items) if items is not none else '')
+    ~ ',"function":' ~ json_function(t.get('function')) ~ '}' -}}
 """,
     ("json_string", "json_value", "json_function"),
 )
@@ -576,14 +508,14 @@ _define(
     "Ollama's ToolProperty.ToTypeScriptType of a request property: anyOf alternatives joined "
     "by ` | `; else no type → `any`; else each type mapped (string, number|integer→number, "
     "boolean, array→`any[]`, object→`Record<string, any>`, null, other→any) joined by ` | `.",
-    go_fields("f", "p", {"anyof": "anyof", "type": "type"}) + """
-{%- if f.anyof is not none and f.anyof|length > 0 -%}
-{%- for a in f.anyof -%}{{- (' | ' if not loop.first else '') ~ typescript_type(a) -}}{%- endfor -%}
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set anyof = p.get('anyOf') -%}
+{%- if anyof is not none and anyof|length > 0 -%}
+{%- for a in anyof -%}{{- (' | ' if not loop.first else '') ~ typescript_type(a) -}}{%- endfor -%}
 {%- else -%}
-{%- if f.type_set and f.type is none -%}{%- set types = [''] -%}
-{%- elif f.type is string -%}{%- set types = [f.type] -%}
-{%- elif f.type is none -%}{%- set types = [] -%}
-{%- else -%}{%- set types = f.type -%}{%- endif -%}
+{%- set t = p.get('type') -%}
+{%- set types = [t] if t is string else (t if t is not none else []) -%}
 {%- if types|length == 0 -%}{{- 'any' -}}
 {%- else -%}
 {%- for t in types -%}
@@ -602,17 +534,14 @@ _define(
 _define(
     "print_property_type", "p",
     "What `{{ $p.Type }}` prints (PropertyType.String()) for a request property: `` for no "
-    "type, the type for one, `[a b]` for several (a JSON null type is one empty string).",
-    go_fields("f", "p", {"type": "type"}) + """
-{%- if f.type_set and f.type is none -%}{{- '' -}}
-{%- elif f.type is string -%}{{- f.type -}}
-{%- elif f.type is not none and f.type|length == 1 -%}
-{{- f.type[0] if f.type[0] is not none else '' -}}
-{%- elif f.type is not none and f.type|length > 1 -%}
+    "type, the type for one, `[a b]` for several.",
+    """
+{%- set t = p.get('type') if p is defined and p is mapping else none -%}
+{%- if t is string -%}{{- t -}}
+{%- elif t is not none and t|length == 1 -%}{{- t[0] -}}
+{%- elif t is not none and t|length > 1 -%}
 {{- '[' -}}
-{%- for t in f.type -%}
-{{- (' ' if not loop.first else '') ~ (t if t is not none else '') -}}
-{%- endfor -%}
+{%- for x in t -%}{{- (' ' if not loop.first else '') ~ x -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 """,
@@ -633,12 +562,11 @@ _define(
 _define(
     "print_strings", "l",
     "What text/template prints for a Go []string field decoded from the request "
-    "(`{{ .Function.Parameters.Required }}`, `{{ $p.Required }}`): `[a b]`, `[]` when absent "
-    "or null; a JSON null element became \"\" in Go.",
+    "(`{{ .Function.Parameters.Required }}`, `{{ $p.Required }}`): `[a b]`, `[]` when absent.",
     """
 {{- '[' -}}
 {%- if l is defined and l is not none -%}
-{%- for x in l -%}{{- (' ' if not loop.first else '') ~ (x if x is string else '') -}}{%- endfor -%}
+{%- for x in l -%}{{- (' ' if not loop.first else '') ~ x -}}{%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
 """,
@@ -650,18 +578,20 @@ _define(
     "`{ANYOF TYPE ITEMS DESCRIPTION ENUM PROPERTIES REQUIRED}`, e.g. `{[] string <nil>  [] "
     "<nil> []}`. A property with nested `properties` prints a pointer address in Go "
     "(non-deterministic): the macro calls raise_exception then, as no output can be equal.",
-    go_fields("f", "p", _PROPERTY_FIELDS, ["description"]) + """
-{%- if f.properties is not none -%}
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- if p.get('properties') is not none -%}
 {{- raise_exception('a tool property with nested properties prints a Go pointer address') -}}
 {%- endif -%}
+{%- set anyof = p.get('anyOf') -%}{%- set items = p.get('items') -%}
 {{- '{[' -}}
-{%- if f.anyof is not none -%}
-{%- for a in f.anyof -%}{{- (' ' if not loop.first else '') ~ print_property(a) -}}{%- endfor -%}
+{%- if anyof is not none -%}
+{%- for a in anyof -%}{{- (' ' if not loop.first else '') ~ print_property(a) -}}{%- endfor -%}
 {%- endif -%}
 {{- '] ' ~ print_property_type(p) ~ ' '
-    ~ ('<nil>' if f.items is none else _go_print(f.items)) ~ ' '
-    ~ (f.description if f.description is string else '') ~ ' '
-    ~ print_slice(f.enum) ~ ' <nil> ' ~ print_strings(f.required) ~ '}' -}}
+    ~ ('<nil>' if items is none else _go_print(items)) ~ ' '
+    ~ p.get('description', '') ~ ' '
+    ~ print_slice(p.get('enum')) ~ ' <nil> ' ~ print_strings(p.get('required')) ~ '}' -}}
 """,
     ("print_property_type", "print_slice", "print_strings", "_go_print"),
 )
