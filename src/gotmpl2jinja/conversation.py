@@ -256,32 +256,22 @@ def _check_tool(tool: Any, where: str) -> None:
         _check_parameters(function["parameters"], _at(where, "parameters"))
 
 
-def _check_tool_as_json(tool: Any, where: str) -> None:
-    """The lenient check: a tool object with a function object, the rest any JSON."""
-    if not isinstance(tool, dict):
-        raise _fail(where, f"a tool must be an object, not {_kind(tool)}")
-    if not isinstance(tool.get("function"), dict):
-        raise _fail(_at(where, "function"), f"must be an object, not {_kind(tool.get('function'))}")
-    _check_json(tool, where)
-
-
-def _check_tools(tools: Any, strict: bool) -> None:
+def _check_tools(tools: Any) -> None:
     if not isinstance(tools, list):
         raise _fail("tools", f"must be an array, not {_kind(tools)}")
     for i, tool in enumerate(tools):
-        (_check_tool if strict else _check_tool_as_json)(tool, f"tools[{i}]")
+        _check_tool(tool, f"tools[{i}]")
 
 
-def validate(conv: Any, *, strict_tools: bool = True) -> dict[str, Any]:
+def validate(conv: Any) -> dict[str, Any]:
     """Check a conversation against the contract; return it unchanged (raises ConversationError).
 
     Refused: a non-object, unknown fields (a typo would otherwise silently test nothing), fields
     of the wrong JSON type, a `think` Ollama would answer 400 to, half a fill-in-the-middle
     request, or messages mixed with one. Tools too, down to nested properties and `anyOf`: a key
     other than the documented lower-case one, or a null outside free JSON, is where Go's
-    case-insensitive, null-skipping decoder and a Jinja caller's dict see different things.
-    `strict_tools=False` only asks tools to be JSON with a function object: for tests of the
-    runtime macros, which follow Go's lenient decoding beyond the contract on purpose.
+    case-insensitive, null-skipping decoder and a Jinja caller's dict see different things
+    (the translated templates read exactly the documented keys).
     """
     if not isinstance(conv, dict):
         raise _fail("", f"a conversation must be a JSON object, not {_kind(conv)}")
@@ -310,7 +300,7 @@ def validate(conv: Any, *, strict_tools: bool = True) -> dict[str, Any]:
     for i, message in enumerate(messages):
         _check_message(message, f"messages[{i}]")
     if "tools" in conv:
-        _check_tools(conv["tools"], strict_tools)
+        _check_tools(conv["tools"])
     return conv
 
 
