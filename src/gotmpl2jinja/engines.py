@@ -291,25 +291,10 @@ class HFJinjaEngine:
         self, template: str, context: dict[str, Any], *, now: dt.datetime | None = None
     ) -> str:
         """Send one render request to node and wait for its answer."""
-        when = now or self.now
-        key = _source_key(template)
-        with self._lock:
-            self._next_id += 1
-            request: dict[str, Any] = {
-                "id": self._next_id, "key": key, "context": to_node_json(context),
-                "now": [when.year, when.month, when.day, when.hour, when.minute, when.second,
-                        when.microsecond // 1000],
-            }
-            if key not in self._sent:
-                request["template"] = template
-            response = self._exchange(request)
-            if not response.get("compile"):  # node keeps only templates that compiled
-                self._sent.add(key)
+        response = self._send(template, {"context": to_node_json(context)}, now)
         if response.get("ok"):
             return str(response["output"])
-        if response.get("raised"):
-            raise TemplateRaised(str(response.get("error", "")))
-        raise RenderError(f"hfjinja: {response.get('error', 'unknown error')}")
+        raise self._failure(response)
 
     def render_many(
         self, template: str, contexts: list[dict[str, Any]], *, now: dt.datetime | None = None
@@ -318,21 +303,7 @@ class HFJinjaEngine:
         output or the RenderError / TemplateRaised of that context alone."""
         if not contexts:
             return []
-        when = now or self.now
-        key = _source_key(template)
-        with self._lock:
-            self._next_id += 1
-            request: dict[str, Any] = {
-                "id": self._next_id, "key": key,
-                "contexts": [to_node_json(c) for c in contexts],
-                "now": [when.year, when.month, when.day, when.hour, when.minute, when.second,
-                        when.microsecond // 1000],
-            }
-            if key not in self._sent:
-                request["template"] = template
-            response = self._exchange(request)
-            if not response.get("compile"):  # node keeps only templates that compiled
-                self._sent.add(key)
+        response = self._send(template, {"contexts": [to_node_json(c) for c in contexts]}, now)
         if "results" not in response:  # the template itself failed: every case fails alike
             return [self._failure(response)] * len(contexts)
         results: list[str | RenderError] = [
@@ -341,6 +312,26 @@ class HFJinjaEngine:
         if len(results) != len(contexts):
             raise RenderError("hfjinja driver answered a short batch")
         return results
+
+    def _send(self, template: str, payload: dict[str, Any],
+              now: dt.datetime | None) -> dict[str, Any]:
+        """One request to node: the template's source goes only the first time (node keeps
+        it by key, and keeps only templates that compiled), the clock pinned to `now`."""
+        when = now or self.now
+        key = _source_key(template)
+        with self._lock:
+            self._next_id += 1
+            request: dict[str, Any] = {
+                "id": self._next_id, "key": key, **payload,
+                "now": [when.year, when.month, when.day, when.hour, when.minute, when.second,
+                        when.microsecond // 1000],
+            }
+            if key not in self._sent:
+                request["template"] = template
+            response = self._exchange(request)
+            if not response.get("compile"):
+                self._sent.add(key)
+        return response
 
     @staticmethod
     def _failure(response: dict[str, Any]) -> RenderError:
