@@ -122,6 +122,19 @@ def render_all(jinja: str, conversation: dict[str, Any]) -> dict[str, str | Exce
     return out
 
 
+def _assert_same_as_go(source: str, jinja: str, conv: dict[str, Any]) -> None:
+    """Every engine renders Go's bytes, or raises (raise_exception) where Go fails."""
+    try:
+        want: str | None = reference.render(source, conv)
+    except Gotmpl2JinjaError:
+        want = None
+    for engine, got in render_all(jinja, conv).items():
+        if want is None:
+            assert isinstance(got, Exception) and is_raised(got), engine
+        else:
+            assert got == want, f"{engine}: want {want!r:.300} got {got!r:.300}"
+
+
 # --- 1. every messages-path template translates ---------------------------------------------
 
 
@@ -332,15 +345,7 @@ def test_constructs_match_go(source: str) -> None:
         {"role": "assistant", "content": "", "thinking": "t", "tool_calls": [
             {"id": "1", "function": {"name": "f", "arguments": {"b": 1.5, "a": "x"}}}]}],
         "tools": _TOOLS, "think": "low"}
-    try:
-        want: str | None = reference.render(source, conv)
-    except Gotmpl2JinjaError:
-        want = None
-    for engine, got in render_all(translate(source), conv).items():
-        if want is None:
-            assert isinstance(got, Exception) and is_raised(got), engine
-        else:
-            assert got == want, engine
+    _assert_same_as_go(source, translate(source), conv)
 
 
 @pytest.mark.parametrize("source", [
@@ -371,16 +376,9 @@ def test_templates_match_go(source: str) -> None:
         {"role": "system", "content": "S"}, {"role": "user", "content": "x"},
         {"role": "assistant", "content": "a"}, {"role": "user", "content": "y"}],
         "tools": _TOOLS}
+    jinja = translate(source)
     for case in (conv, {"prompt": "p", "suffix": "s"}):
-        try:
-            want: str | None = reference.render(source, case)
-        except Gotmpl2JinjaError:
-            want = None
-        for engine, got in render_all(translate(source), case).items():
-            if want is None:
-                assert isinstance(got, Exception) and is_raised(got), engine
-            else:
-                assert got == want, engine
+        _assert_same_as_go(source, jinja, case)
 
 
 def test_a_template_becomes_a_macro_per_argument_type() -> None:
@@ -428,16 +426,7 @@ def test_dates_match_go_on_pinned_clocks(day: str) -> None:
     [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}],
 ])
 def test_string_or_message_variables_match_go(source: str, messages: list[Any]) -> None:
-    conv = {"messages": messages}
-    try:
-        want: str | None = reference.render(source, conv)
-    except Gotmpl2JinjaError:
-        want = None
-    outputs = render_all(translate(source), conv)
-    if want is None:
-        assert all(isinstance(got, Exception) and is_raised(got) for got in outputs.values())
-    else:
-        assert outputs == dict.fromkeys(ENGINES, want)
+    _assert_same_as_go(source, translate(source), {"messages": messages})
 
 
 def test_output_reads_like_hand_written_jinja() -> None:
@@ -574,18 +563,6 @@ PREFIX_CONVERSATIONS: list[tuple[str, list[dict[str, str]]]] = [
                                 _m("user", "q"), _m("assistant", "")]),
     ("documents-tools", [_m("document", "a"), _m("control", "citations"), _m("user", "q")]),
 ]
-
-
-def _assert_same_as_go(source: str, jinja: str, conv: dict[str, Any]) -> None:
-    try:
-        want: str | None = reference.render(source, conv)
-    except Gotmpl2JinjaError:
-        want = None
-    for engine, got in render_all(jinja, conv).items():
-        if want is None:
-            assert isinstance(got, Exception) and is_raised(got), engine
-        else:
-            assert got == want, f"{engine}: want {want!r:.300} got {got!r:.300}"
 
 
 @pytest.mark.parametrize(("conv_name", "messages"), PREFIX_CONVERSATIONS,
