@@ -20,6 +20,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))  # also when run as `python -m tests.test_emit`
+
+from ollama_cases import TESTDATA_CASES  # noqa: E402
 
 from gotmpl2jinja import reference  # noqa: E402
 from gotmpl2jinja.conversation import jinja_context  # noqa: E402
@@ -158,17 +161,6 @@ def test_translates(name: str, path: Path) -> None:
 
 # --- 2. Ollama's own expected outputs ---------------------------------------------------------
 
-_BASE = [
-    {"role": "user", "content": "Hello, how are you?"},
-    {"role": "assistant", "content": "I'm doing great. How can I help you today?"},
-    {"role": "user", "content": "I'd like to show off how chat templating works!"},
-]
-TESTDATA_CASES = {
-    "user": [_BASE[0]],
-    "user-assistant-user": _BASE,
-    "system-user-assistant-user": [{"role": "system", "content": "You are a helpful assistant."}]
-    + _BASE,
-}
 
 
 def _testdata() -> list[Any]:

