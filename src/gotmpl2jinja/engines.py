@@ -81,7 +81,8 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def _source_key(template: str) -> str:
+def source_key(template: str) -> str:
+    """The key a compiled template is cached under (engine processes keep it by this key)."""
     return hashlib.sha1(template.encode("utf-8")).hexdigest()
 
 
@@ -181,7 +182,7 @@ class MiniJinjaEngine:
     ) -> str:
         """Render; compiled templates are kept in the environment under a hash of the source."""
         minijinja = self._minijinja
-        key = "t" + _source_key(template)  # no file extension: no auto-escaping
+        key = "t" + source_key(template)  # no file extension: no auto-escaping
         if key not in self._known:
             try:
                 self._env.add_template(key, template)
@@ -318,7 +319,7 @@ class HFJinjaEngine:
         """One request to node: the template's source goes only the first time (node keeps
         it by key, and keeps only templates that compiled), the clock pinned to `now`."""
         when = now or self.now
-        key = _source_key(template)
+        key = source_key(template)
         with self._lock:
             self._next_id += 1
             request: dict[str, Any] = {

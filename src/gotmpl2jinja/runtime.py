@@ -81,6 +81,11 @@ class Macro:
     deps: tuple[str, ...] = field(default=())
 
 
+#: The only escapes every engine decodes alike (llama.cpp refuses `\\u`, `\\x`, `\\0`; minja drops
+#: their backslash): every other character, control characters included, is written as itself.
+_PORTABLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
+
+
 def _lit(text: str) -> str:
     """A single-quoted Jinja string literal that every engine decodes back to `text`."""
     out = []
@@ -89,8 +94,8 @@ def _lit(text: str) -> str:
             out.append("\\\\")
         elif ch == "'":
             out.append("\\'")
-        elif ord(ch) < 0x20 or ch in "\u2028\u2029\x7f":
-            out.append(f"\\u{ord(ch):04x}")
+        elif ch in _PORTABLE_ESCAPES:
+            out.append(_PORTABLE_ESCAPES[ch])
         else:
             out.append(ch)
     return "'" + "".join(out) + "'"
@@ -128,6 +133,18 @@ _DEDENTS = re.compile(r"\{%-?\s*(?:else|elif|endif|endfor|endmacro)\b")
 _TAG_OPEN = ("{%-", "{{-", "{#-")
 
 
+def sorted_items(expr: str) -> str:
+    """Jinja for the (key, value) pairs of mapping `expr` in Go's key order (bytewise).
+
+    No one spelling sorts bytewise everywhere: `dictsort(case_sensitive=true)` does on jinja2,
+    @huggingface/jinja, minijinja and llama.cpp, but minja has no such argument; minja's plain
+    `dictsort` is bytewise, jinja2's is not. So the order of a two-key probe decides, on the
+    engine itself, which of the two spellings runs (the other is never evaluated there).
+    """
+    return (f"({expr}|dictsort if ({{'B': 0, 'a': 0}}|dictsort)[0][0] == 'B' "
+            f"else {expr}|dictsort(case_sensitive=true))")
+
+
 def indent_by_nesting(source: str, indent: str = "    ") -> str:
     """`source` re-indented by its if/for/macro nesting, for a reader; output is unchanged.
 
@@ -156,6 +173,15 @@ def _m(name: str, params: str, body: str) -> str:
         f"{{%- macro {name}({params}) -%}}\n{body.strip()}\n{{%- endmacro -%}}")
 
 
+#: The probe of "does this engine print floats with their shortest round-trip digits" (Python
+#: repr, JavaScript String, Rust Display do; llama.cpp's and minja's fixed six decimals do not).
+NATIVE_SHORTEST = "((0.30000000000000004 ~ '')|length) > 12"
+
+#: 10**k as float literals without an exponent (llama.cpp and @huggingface/jinja parse no `1e22`),
+#: k = 0..22: every one exact in a float64.
+_POW10 = "[" + ", ".join("1" + "0" * k + ".0" for k in range(23)) + "]"
+_SAFE = "9007199254740992"  # 2**53
+
 _SOURCES: dict[str, str] = {}
 _DOCS: dict[str, str] = {}
 _DEPS: dict[str, tuple[str, ...]] = {}
@@ -163,7 +189,11 @@ _PARAMS: dict[str, tuple[str, ...]] = {}
 
 
 def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = ()) -> None:
-    _SOURCES[name] = _m(name, params, body.replace("ZEROS", _ZEROS))
+    body = body.replace("ZEROS", _ZEROS).replace("@LS@", _lit("\u2028"))
+    body = body.replace("@PS@", _lit("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
+    body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
+    body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
+    _SOURCES[name] = _m(name, params, body)
     _DOCS[name] = doc
     _DEPS[name] = deps
     _PARAMS[name] = tuple(p.strip() for p in params.split(",") if p.strip())
@@ -180,8 +210,8 @@ _define(
     # Fast path: when the engine's own tojson leaves the string alone, it has no `"`, `\\` or
     # control character (every JSON encoder escapes those), so only Go's HTML escapes remain.
     """
-{%- if '<' not in s and '>' not in s and '&' not in s and '\\u2028' not in s
-    and '\\u2029' not in s and (s|tojson) == '"' ~ s ~ '"' -%}
+{%- if '<' not in s and '>' not in s and '&' not in s and @LS@ not in s
+    and @PS@ not in s and (s|tojson) == '"' ~ s ~ '"' -%}
 {{- '"' ~ s ~ '"' -}}
 {%- else -%}
 {{- '"' ~ s""" + _ESCAPE_CHAIN + """ ~ '"' -}}
@@ -206,20 +236,76 @@ _define(
 """,
 )
 
+
 _define(
     "_go_float_parts", "x",
     "Internal: `SIGN SIG POINT` of float64(x), SIGN `-` or `+`, SIG the shortest round-trip "
-    "digits (see _go_decimal).",
+    "digits (see _go_decimal). From the engine's own float printing where it is shortest, "
+    "else by exact arithmetic (_exact_float_parts).",
     """
+{%- if @NATIVE@ -%}
 {%- set s = x|float|string -%}
 {%- set neg = s.startswith('-') -%}
-{%- set a = _go_decimal(s[1:] if neg else s).split(' ') -%}
+{%- set a = _go_decimal(s[1:] if neg else s) -%}
+{%- set a = a.split(' ') -%}
 {%- if 'e' not in s and s.endswith('.0') and a[0]|length > 15 -%}
 {%- set t = x|float|int|string -%}
-{%- set b = _go_decimal(t[1:] if neg else t).split(' ') -%}
+{%- set b = _go_decimal(t[1:] if neg else t) -%}
+{%- set b = b.split(' ') -%}
 {%- if b[0]|length < a[0]|length -%}{%- set a = b -%}{%- endif -%}
 {%- endif -%}
 {{- ('-' if neg else '+') ~ ' ' ~ a[0] ~ ' ' ~ a[1] -}}
+{%- else -%}
+{{- _exact_float_parts(x) -}}
+{%- endif -%}
+""",
+    ("_go_decimal", "_exact_float_parts"),
+)
+
+_define(
+    "_exact_float_parts", "x",
+    "Internal: `SIGN SIG POINT` of float64(x) by exact float arithmetic, for engines that do not "
+    "print shortest digits: an integer below 2**53 is its own digits; otherwise the shortest "
+    "digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| is the "
+    "one Go prints (a single correctly rounded operation on exact operands is exactly the "
+    "decoder's rounding, and at most one such N exists per k, else it raises). Numbers beyond "
+    "that (17 significant digits, below 1e-22 or above 2**53 * 1e22) raise: never wrong digits.",
+    """
+{%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
+{%- set a = (0 - x) if x < 0 else x -%}
+{%- set sign = '-' if neg else '+' -%}
+{%- if a == 0 -%}{{- sign ~ '  0' -}}
+{%- elif a < @SAFE@ and a == a|int -%}{{- sign ~ ' ' ~ _go_decimal((a|int) ~ '') -}}
+{%- else -%}
+{%- set pow = @POW10@ -%}
+{%- set ns = namespace(digits='', k=0, many=false) -%}
+{%- for k in range(1, 23) -%}
+{%- if ns.digits == '' and not ns.many -%}
+{%- set y = (a * pow[k]) if a < @SAFE@ else (a / pow[k]) -%}
+{%- if y < @SAFE@ -%}
+{%- set n = (y + 0.5)|int -%}
+{%- set hits = namespace(n=0, count=0) -%}
+{%- for c in [n - 1, n, n + 1] -%}
+{%- if c > 0 and ((a < @SAFE@ and c / pow[k] == a) or (a >= @SAFE@ and c * pow[k] == a)) -%}
+{%- set hits.n = c -%}{%- set hits.count = hits.count + 1 -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if hits.count > 1 -%}{%- set ns.many = true -%}
+{%- elif hits.count == 1 and a < @SAFE@ -%}{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = 0 - k -%}
+{%- elif hits.count == 1 -%}{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = k -%}
+{%- endif -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if ns.digits == '' or ns.many -%}
+{{- raise_exception('gotmpl2jinja: this engine cannot print the number ' ~ x
+    ~ ' exactly as Go does (its float printing has no shortest round-trip digits)') -}}
+{%- else -%}
+{%- set d = _go_decimal(ns.digits) -%}
+{%- set d = d.split(' ') -%}
+{{- sign ~ ' ' ~ d[0] ~ ' ' ~ ((d[1]|int) + ns.k) -}}
+{%- endif -%}
+{%- endif -%}
 """,
     ("_go_decimal",),
 )
@@ -227,16 +313,19 @@ _define(
 _define(
     "_go_float", "x, verb",
     "Internal: float64(x) laid out by Go: verb 'json' = encoding/json, anything else = fmt %v. "
-    "Fast path: where Go writes plain decimals (and below 1e15, where every engine's plain "
-    "output has the shortest digits, integral ones too) the engine's string minus `.0` is it.",
+    "Fast path (engines that print shortest digits): where Go writes plain decimals (and below "
+    "1e15, where every such engine's plain output has the shortest digits, integral ones too) "
+    "the engine's string minus `.0` is it.",
     """
-{%- set s = x|float|string -%}
-{%- set a = x|float|abs -%}
+{%- set native = @NATIVE@ -%}
+{%- set s = (x|float|string) if native else 'e' -%}
+{%- set a = (x|float|abs) if native else 0 -%}
 {%- if 'e' not in s and ((verb == 'json' and a >= 0.000001 and a < 1000000000000000)
     or (verb != 'json' and a >= 0.0001 and a < 1000000)) -%}
 {{- s[:-2] if s.endswith('.0') else s -}}
 {%- else -%}
-{%- set f = _go_float_parts(x).split(' ') -%}
+{%- set f = _go_float_parts(x) -%}
+{%- set f = f.split(' ') -%}
 {%- set sig = f[1] -%}
 {%- set sign = '-' if f[0] == '-' else '' -%}
 {%- if sig == '' -%}
@@ -291,7 +380,7 @@ _define(
 {%- elif v is number -%}{{- json_number(v) -}}
 {%- elif v is mapping -%}
 {{- '{' -}}
-{%- for k, x in v|dictsort(case_sensitive=true) -%}
+{%- for k, x in @SORTED(v)@ -%}
 {{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value(x) -}}
 {%- endfor -%}
 {{- '}' -}}
@@ -314,7 +403,7 @@ _define(
 {%- elif v is number -%}{{- print_number(v) -}}
 {%- elif v is mapping -%}
 {{- 'map[' -}}
-{%- for k, x in v|dictsort(case_sensitive=true) -%}
+{%- for k, x in @SORTED(v)@ -%}
 {{- (' ' if not loop.first else '') ~ k ~ ':' ~ _go_print(x) -}}
 {%- endfor -%}
 {{- ']' -}}
@@ -420,7 +509,7 @@ _define(
 {%- if props is not defined or props is none -%}{{- 'null' -}}
 {%- else -%}
 {{- '{' -}}
-{%- for k, x in props|dictsort(case_sensitive=true) -%}
+{%- for k, x in @SORTED(props)@ -%}
 {{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
 {%- endfor -%}
 {{- '}' -}}
@@ -705,7 +794,8 @@ _define(
     "`time.Now().AddDate(0, 0, -1)`), as YYYY-MM-DD, by calendar arithmetic: month lengths, "
     "Gregorian leap years, year boundaries. Years 1..9999.",
     """
-{%- set today = strftime_now('%Y-%m-%d').split('-') -%}
+{%- set today = strftime_now('%Y-%m-%d') -%}
+{%- set today = today.split('-') -%}
 {%- set y = today[0]|int -%}
 {%- set m = today[1]|int -%}
 {%- set d = today[2]|int - 1 -%}

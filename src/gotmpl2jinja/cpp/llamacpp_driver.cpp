@@ -1,0 +1,193 @@
+// Renders chat templates with llama.cpp's own Jinja engine (common/jinja) for gotmpl2jinja.
+//
+// Built by gotmpl2jinja.cpp.build against the llama.cpp sources vendored in the PyPI sdist of
+// llama-cpp-python (0.3.36); nothing of llama.cpp is copied here: this file only calls its API.
+//
+// One request per line on stdin, one answer per line on stdout (JSON):
+//   {"id": n, "key": "...", "template"?: "...", "mode": "raw"|"server", "now": epoch_seconds,
+//    "contexts": [{...}, ...]}
+//   -> {"id": n, "compile": true, "error": "..."}        the template does not compile
+//   -> {"id": n, "results": [{"ok": true, "output": "..."}
+//                            | {"ok": false, "raised": bool, "error": "..."}, ...]}
+// mode "raw":    each context is the Jinja variables themselves (global_from_json, as chat.cpp
+//                passes them, strings marked as input).
+// mode "server": each context is an OpenAI-style /chat/completions body; the prompt is the one
+//                llama-server builds from it (oaicompat_chat_params_parse with llama-server's
+//                default chat parameters: --jinja, prefill of a trailing assistant message,
+//                enable_thinking defaulting to true unless the template says otherwise).
+// The clock: `time()` is answered from the request's "now" (strftime_now reads the clock
+// through std::time), and TZ is UTC, so renders are reproducible.
+
+#include "jinja/lexer.h"
+#include "jinja/parser.h"
+#include "jinja/runtime.h"
+#include "jinja/value.h"
+#include "json.h"
+
+#ifdef G2J_WITH_SERVER
+#include "chat.h"
+#include "server-common.h"
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+using ojson = nlohmann::ordered_json;
+
+static time_t g_now = 0;
+static bool g_now_pinned = false;
+
+// The process-wide clock, answered from the request (libc's time() is interposed by this
+// executable's own definition, which the engine's std::time(nullptr) resolves to).
+extern "C" time_t time(time_t * out) {
+    time_t value = g_now;
+    if (!g_now_pinned) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        value = ts.tv_sec;
+    }
+    if (out) {
+        *out = value;
+    }
+    return value;
+}
+
+struct raw_template {
+    std::string source;
+    jinja::program program;
+};
+
+#ifdef G2J_WITH_SERVER
+struct server_template {
+    server_chat_params params;
+};
+#endif
+
+struct compiled {
+    std::unique_ptr<raw_template> raw;
+#ifdef G2J_WITH_SERVER
+    std::unique_ptr<server_template> server;
+#endif
+};
+
+static std::map<std::string, compiled> g_templates;
+
+// A template's own raise_exception('m') reaches us as "... Error: Jinja Exception: m".
+static ojson failure(const std::string & what) {
+    static const std::string marker = "Jinja Exception: ";
+    auto pos = what.find(marker);
+    if (pos != std::string::npos) {
+        return ojson{{"ok", false}, {"raised", true}, {"error", what.substr(pos + marker.size())}};
+    }
+    return ojson{{"ok", false}, {"raised", false}, {"error", what}};
+}
+
+static std::string render_raw(const raw_template & t, const ojson & context) {
+    jinja::context ctx(t.source);
+    jinja::global_from_json(ctx, common_json::parse(context.dump()), true);
+    jinja::runtime runtime(ctx);
+    const jinja::value results = runtime.execute(t.program);
+    return jinja::runtime::gather_string_parts(results)->as_string().str();
+}
+
+#ifdef G2J_WITH_SERVER
+static std::string render_server(const server_template & t, const ojson & body_in) {
+    json body = json::parse(body_in.dump());
+    std::vector<raw_buffer> files;
+    json params = oaicompat_chat_params_parse(body, t.params, files);
+    return params.at("prompt").get<std::string>();
+}
+#endif
+
+static ojson handle(const ojson & request) {
+    const auto id = request.value("id", 0);
+    const std::string key = request.at("key").get<std::string>();
+    const std::string mode = request.value("mode", std::string("raw"));
+    g_now = static_cast<time_t>(request.value("now", 0.0));
+    g_now_pinned = request.contains("now");
+
+    auto it = g_templates.find(key + "/" + mode);
+    if (it == g_templates.end()) {
+        if (!request.contains("template")) {
+            return ojson{{"id", id}, {"compile", true}, {"unknown", true},
+                         {"error", "unknown template key (send its source)"}};
+        }
+        const std::string source = request.at("template").get<std::string>();
+        compiled c;
+        try {
+            if (mode == "raw") {
+                jinja::lexer lexer;
+                auto tokens = lexer.tokenize(source);
+                c.raw = std::make_unique<raw_template>();
+                c.raw->source = tokens.source;
+                c.raw->program = jinja::parse_from_tokens(tokens);
+            } else {
+#ifdef G2J_WITH_SERVER
+                c.server = std::make_unique<server_template>();
+                auto & p = c.server->params;
+                p.use_jinja = true;
+                p.prefill_assistant = true;
+                p.reasoning_format = COMMON_REASONING_FORMAT_DEEPSEEK;  // common_params' default
+                // llama-server's default kwargs: preserve_reasoning on unless told otherwise
+                p.chat_template_kwargs = {{"preserve_reasoning", "true"}};
+                p.allow_image = false;
+                p.allow_audio = false;
+                p.allow_video = false;
+                p.tmpls = common_chat_templates_init(nullptr, source);
+                // --reasoning auto (-1): thinking on iff the template supports it
+                p.enable_thinking = common_chat_templates_support_enable_thinking(p.tmpls.get());
+                p.reasoning_budget = -1;
+#else
+                return ojson{{"id", id}, {"compile", true}, {"error", "server mode not built"}};
+#endif
+            }
+        } catch (const std::exception & e) {
+            return ojson{{"id", id}, {"compile", true}, {"error", std::string(e.what())}};
+        }
+        it = g_templates.emplace(key + "/" + mode, std::move(c)).first;
+    }
+
+    ojson results = ojson::array();
+    for (const auto & context : request.at("contexts")) {
+        try {
+            std::string out;
+            if (it->second.raw) {
+                out = render_raw(*it->second.raw, context);
+            }
+#ifdef G2J_WITH_SERVER
+            else {
+                out = render_server(*it->second.server, context);
+            }
+#endif
+            results.push_back(ojson{{"ok", true}, {"output", out}});
+        } catch (const std::exception & e) {
+            results.push_back(failure(e.what()));
+        }
+    }
+    return ojson{{"id", id}, {"results", results}};
+}
+
+int main() {
+    setenv("TZ", "UTC", 1);
+    tzset();
+    std::ios::sync_with_stdio(false);
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        ojson answer;
+        try {
+            answer = handle(ojson::parse(line));
+        } catch (const std::exception & e) {
+            answer = ojson{{"id", 0}, {"compile", true}, {"error", std::string("driver: ") + e.what()}};
+        }
+        std::cout << answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+        std::cout.flush();
+    }
+    return 0;
+}

@@ -1,0 +1,214 @@
+"""The C++ engines in the harness: llama.cpp's `common/jinja` and minja, each in two contexts.
+
+- `llamacpp`, `minja` — the **raw** context: exactly the contract's Jinja variables
+  (`conversation.jinja_context`), handed to the engine the way llama.cpp hands its variables to
+  it (`global_from_json`; minja's `chat_template::apply` with polyfills off). This checks the
+  engine itself.
+- `llamacpp-server`, `minja-server` — the **server** context: the OpenAI-style
+  `/v1/chat/completions` body that corresponds to the conversation (`openai_body`), turned into
+  a prompt by llama-server's own request parsing and chat-template code
+  (`oaicompat_chat_params_parse` → `common_chat_templates_apply`), compiled in from the same
+  sources with llama-server's defaults. What a llama-server user gets.
+
+Each engine is one long-lived driver process (`cpp/*_driver.cpp`, built by `cpp.build`), spoken
+to in JSON lines, a whole batch per request; it is restarted after a crash or a timeout. The
+clock is pinned through the request (`now`), TZ is UTC, as for the other engines.
+
+May depend on: errors, engines (the shared Engine types), cpp.build.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime as dt
+import json
+import os
+import re
+import select
+import subprocess
+import threading
+from typing import Any
+
+from gotmpl2jinja.cpp import build
+from gotmpl2jinja.engines import DEFAULT_NOW, TemplateRaised, source_key
+from gotmpl2jinja.errors import RenderError
+
+#: Seconds one batch may take before the driver is killed (and restarted for the next request).
+BATCH_TIMEOUT = 60.0
+
+_RAISE_CALL = re.compile(r"raise_exception\(\s*'((?:[^'\\]|\\.)*)'")
+
+
+def openai_body(context: dict[str, Any]) -> dict[str, Any]:
+    """The /v1/chat/completions body an OpenAI-style client sends for a contract context.
+
+    Messages keep their fields (`reasoning_content`, `tool_calls`, `name`, `tool_call_id`); a
+    tool call's `arguments` becomes the JSON string the API carries (`json.dumps`, which
+    round-trips every value) and its `index` is left out (the API has none); `tools` as given;
+    thinking as llama-server takes it: `chat_template_kwargs.enable_thinking` and
+    `reasoning_effort`. The generation prompt is not sent: the server decides it (a trailing
+    assistant message is a prefill).
+    """
+    messages = []
+    for message in context.get("messages", []):
+        out = {k: v for k, v in message.items() if k != "tool_calls"}
+        if "tool_calls" in message:
+            calls = []
+            for call in message["tool_calls"]:
+                function = {"name": call["function"].get("name", "")}
+                if "arguments" in call["function"]:
+                    function["arguments"] = json.dumps(call["function"]["arguments"])
+                item: dict[str, Any] = {"type": "function", "function": function}
+                if "id" in call:
+                    item["id"] = call["id"]
+                calls.append(item)
+            out["tool_calls"] = calls
+        messages.append(out)
+    body: dict[str, Any] = {"messages": messages}
+    if "tools" in context:
+        body["tools"] = context["tools"]
+    if "enable_thinking" in context:
+        body["chat_template_kwargs"] = {"enable_thinking": context["enable_thinking"]}
+    if "reasoning_effort" in context:
+        body["reasoning_effort"] = context["reasoning_effort"]
+    return body
+
+
+class CppEngine:
+    """One C++ engine in one context, through its driver process."""
+
+    def __init__(self, engine: str, *, server: bool, now: dt.datetime | None = None) -> None:
+        self.engine = engine
+        self.server = server
+        self.name = f"{engine}-server" if server else engine
+        self.now = now or DEFAULT_NOW
+        path = build.driver_path(engine)
+        if path is None:
+            raise RenderError(f"the {self.name} engine is {build.state(engine)}")
+        self._path = path
+        self._proc: subprocess.Popen[str] | None = None
+        self._lock = threading.Lock()
+        self._sent: set[str] = set()
+        self._next_id = 0
+        atexit.register(self.close)
+
+    # -- process ------------------------------------------------------------------------------
+
+    def _start(self) -> subprocess.Popen[str]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._sent.clear()
+            env = dict(os.environ, TZ="UTC")
+            self._proc = subprocess.Popen(
+                [str(self._path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="surrogateescape",
+                env=env, bufsize=1,
+            )
+        return self._proc
+
+    def close(self) -> None:
+        """Stop the driver (also done at interpreter exit)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.stdin.close()  # type: ignore[union-attr]
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+        self._proc = None
+
+    def _kill(self, why: str) -> RenderError:
+        proc = self._proc
+        tail = ""
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            if proc.stderr is not None:
+                tail = proc.stderr.read().strip()[-500:]
+        self._proc = None
+        return RenderError(f"{self.name}: {why}" + (f": {tail}" if tail else ""))
+
+    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        proc = self._start()
+        try:
+            proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            ready, _, _ = select.select([proc.stdout], [], [], BATCH_TIMEOUT)
+            if not ready:
+                raise self._kill(f"no answer within {BATCH_TIMEOUT:g} s (killed)")
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            raise self._kill("the driver process died")
+        response: dict[str, Any] = json.loads(line)
+        if response.get("id") != request["id"]:
+            raise self._kill("the driver answered out of order")
+        return response
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _failure(self, template: str, item: dict[str, Any]) -> RenderError:
+        message = str(item.get("error", "unknown error"))
+        raised = item.get("raised")
+        if raised is None:  # minja: its raise_exception carries only the template's message
+            raised = any(message.startswith(_unescape(m)) for m in _RAISE_CALL.findall(template))
+        if raised:
+            return TemplateRaised(message)
+        return RenderError(f"{self.name}: {first_message_line(message)}")
+
+    def render_many(self, template: str, contexts: list[dict[str, Any]], *,
+                    now: dt.datetime | None = None) -> list[str | RenderError]:
+        """Render a batch: each item is the output, or the failure of that context alone."""
+        if not contexts:
+            return []
+        when = now or self.now
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.timezone.utc)
+        key = source_key(template)
+        payload = [openai_body(c) for c in contexts] if self.server else contexts
+        with self._lock:
+            self._next_id += 1
+            request: dict[str, Any] = {
+                "id": self._next_id, "key": key, "mode": "server" if self.server else "raw",
+                "now": when.timestamp(), "contexts": payload,
+            }
+            if key not in self._sent:
+                request["template"] = template
+            response = self._exchange(request)
+            if response.get("unknown"):  # the driver was restarted: send the source again
+                request["template"] = template
+                response = self._exchange(request)
+            if "results" not in response:
+                error = RenderError(f"template does not compile on {self.name}: "
+                                    f"{first_message_line(str(response.get('error', '')))}")
+                return [error] * len(contexts)
+            self._sent.add(key)
+        results = response["results"]
+        if len(results) != len(contexts):
+            raise RenderError(f"{self.name} driver answered a short batch")
+        return [str(r["output"]) if r.get("ok") else self._failure(template, r) for r in results]
+
+    def render(self, template: str, context: dict[str, Any], *,
+               now: dt.datetime | None = None) -> str:
+        """Render one context; raise RenderError / TemplateRaised on failure."""
+        result = self.render_many(template, [context], now=now)[0]
+        if isinstance(result, RenderError):
+            raise result
+        return result
+
+
+def first_message_line(message: str) -> str:
+    """The line of an engine's error that says what went wrong (llama.cpp frames it with the
+    source excerpt: its `Error: …` line is the message)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip("- ")]
+    for line in lines:
+        if line.startswith("Error: "):
+            return line[len("Error: "):]
+    return lines[0] if lines else "(no message)"
+
+
+def _unescape(literal: str) -> str:
+    """A single-quoted Jinja literal's text (only the portable escapes occur in our output)."""
+    escapes = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", "'": "'",
+               '"': '"'}
+    return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(0)), literal)
