@@ -9,10 +9,9 @@ minijinja with trim/lstrip off and on) and must match byte for byte.
 
 from __future__ import annotations
 
-import re
-
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from typing import Any

@@ -291,7 +291,8 @@ _define(
 {%- endif -%}
 {%- endfor -%}
 {%- if hits.count > 1 -%}{%- set ns.many = true -%}
-{%- elif hits.count == 1 and a < @SAFE@ -%}{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = 0 - k -%}
+{%- elif hits.count == 1 and a < @SAFE@ -%}
+{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = 0 - k -%}
 {%- elif hits.count == 1 -%}{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = k -%}
 {%- endif -%}
 {%- endif -%}

@@ -272,7 +272,7 @@ def install(name: str, *, progress: Progress = lambda _: None, sdist: Path | Non
 
         progress(f"{name}: compiling {len(units)} files with {Path(compiler).name}")
         with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-            list(pool.map(compile_one, zip(units, objects)))
+            list(pool.map(compile_one, zip(units, objects, strict=True)))
         binary = work / "driver"
         link = [compiler, "-o", str(binary), *map(str, objects), "-lpthread",
                 "-Wl,--no-demangle"]
