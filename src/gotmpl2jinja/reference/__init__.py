@@ -20,7 +20,7 @@ Decisions worth knowing:
   tool-call arguments and tool properties are decoded as Ollama's ordered map decodes them (a
   lone surrogate escape there fails the request, as in Ollama); numbers are Go's float64, so a
   conversation given as JSON text keeps its `-0`.
-- Server steps (`server=True`, the default; ollama-semantics.md §11): what ChatHandler /
+- Server steps (`server=True`, the default; ollama-semantics.md §8): what ChatHandler /
   GenerateHandler do for the template alone before Execute: an absent `think` is `true` on a
   template with the thinking capability; `think` on one without it, `tools` on one without
   `.Tools`, a suffix on one without `.Suffix` raise `CapabilityRefusal` (Ollama's 400); images
