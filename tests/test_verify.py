@@ -269,8 +269,10 @@ def test_cli_exit_status_and_lines(chatml_files) -> None:  # type: ignore[no-unt
                              "--engines", "jinja2,minijinja"])
     assert ok.exit_code == 0, ok.output
     first, summary = ok.output.splitlines()
-    assert first.split("\t") == ["chatml", str(go), "cases=30", "engines=jinja2,minijinja",
-                                 "divergences=0", "equivalent"]
+    fields = first.split("\t")
+    assert fields[:4] + fields[5:] == ["chatml", str(go), "cases=30",
+                                       "engines=jinja2,minijinja", "divergences=0", "equivalent"]
+    assert fields[4].startswith("refused=") and 0 < int(fields[4].split("=")[1]) < 30
     assert summary == "1 template(s): 1 equivalent, 0 not"
 
     diverged = runner.invoke(cli, ["verify", str(go), "--jinja", str(bad), "--cases", "30",

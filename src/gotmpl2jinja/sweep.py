@@ -332,7 +332,8 @@ def summary_sentence(rows: list[SweepRow]) -> str:
     counts = summary(rows)
     noun = "template" if len(rows) == 1 else "templates"
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    return f"{len(rows)} {noun}: {parts or 'none found'}; {_case_totals(rows)}."
+    totals = f"; {_case_totals(rows)}" if any(row.cases for row in rows) else ""
+    return f"{len(rows)} {noun}: {parts or 'none found'}{totals}."
 
 
 def _case_totals(rows: list[SweepRow]) -> str:
