@@ -31,8 +31,8 @@ type apiMessage struct {
 type apiToolCall struct {
 	ID       string `json:"id,omitempty"`
 	Function struct {
-		Index     int            `json:"index"`
-		Name      string         `json:"name"`
+		Index     int     `json:"index"`
+		Name      string  `json:"name"`
 		Arguments argsMap `json:"arguments"` // numbers decode as float64, like Ollama
 	} `json:"function"`
 }
