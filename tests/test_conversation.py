@@ -26,7 +26,7 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
         ({"messages": [{"role": "user", "content": None}]},
          "messages[0].content: must be a string"),
         ({"messages": [{"role": "user", "name": "x"}]}, "unknown message field(s) ['name']"),
-        ({"messages": [{"role": "user", "images": []}]}, "images are out of scope"),
+        ({"messages": [{"role": "user", "images": []}]}, "images are outside the contract"),
         ({"messages": [{"role": "assistant", "tool_calls": {}}]}, "tool_calls: must be an array"),
         ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f",
           "arguments": "{}"}}]}]}, "tool_calls[0].function.arguments: must be an object"),

@@ -4,6 +4,7 @@ Prompt, Suffix, an empty Response and the think values, every other key missing.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,12 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.legacy import FIM_CONDITION, fim_branch, translate_legacy
 from gotmpl2jinja.modelfile import parse_modelfile
 from gotmpl2jinja.parser import parse
-from gotmpl2jinja.reference import render
+from gotmpl2jinja.reference import CapabilityRefusal
+from gotmpl2jinja.reference import render as ollama_render
+
+#: The contract's Go side: Ollama's server steps, and a request Ollama refuses for a capability
+#: (think on these templates that cannot think) rendered as if the refused option were absent.
+render = functools.partial(ollama_render, lenient=True)
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 LEGACY = next((CORPUS / "ollama" / "historical").glob("legacy-builtin-templates@*"))
@@ -69,9 +75,16 @@ def test_the_fim_root_map_by_hand() -> None:
     source = ("{{ .System }}|{{ .Prompt }}|{{ .Suffix }}|{{ .Response }}|{{ .Think }}"
               "|{{ .ThinkLevel }}|{{ .IsThinkSet }}|{{ .Tools }}")
     request = {"prompt": "P", "suffix": "X", "think": "high"}
-    expected = "<no value>|P|X||true|high|true|<no value>"
+    assert ollama_render(source, request, server=False) == (
+        "<no value>|P|X||true|high|true|<no value>")  # Execute's root map
+    with pytest.raises(CapabilityRefusal, match="does not support thinking"):
+        ollama_render(source, request)  # the template cannot think: Ollama answers 400
+    expected = "<no value>|P|X||false||false|<no value>"  # as if think were absent
     assert render(source, request) == expected
     assert renders(legacy(source), request) == {expected}
+    refused_false = {"prompt": "P", "suffix": "X", "think": False}  # false is never refused
+    assert ollama_render(source, refused_false) == "<no value>|P|X||false||true|<no value>"
+    assert renders(legacy(source), refused_false) == {"<no value>|P|X||false||true|<no value>"}
 
 
 def test_fim_renders_the_whole_template_not_the_cut() -> None:

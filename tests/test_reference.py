@@ -191,10 +191,12 @@ THINK = [
 @pytest.mark.parametrize(("extra", "expected"), THINK)
 def test_think_table_of_section_7(extra: dict[str, Any], expected: str) -> None:
     template = "{{ .Think }}|{{ .ThinkLevel }}|{{ .IsThinkSet }}"
-    assert render(template + "{{ .Messages }}", {"messages": [], **extra}) == expected + "[]"
-    assert render(template, {"messages": TESTDATA_CASES["user"], **extra}) == expected  # legacy too
+    assert render(template + "{{ .Messages }}", {"messages": [], **extra},
+                  server=False) == expected + "[]"
+    legacy = {"messages": TESTDATA_CASES["user"], **extra}
+    assert render(template, legacy, server=False) == expected  # legacy too
     fim = {"prompt": "p", "suffix": "s", **extra}
-    assert render(template + "{{ .Suffix }}", fim) == expected + "s"
+    assert render(template + "{{ .Suffix }}", fim, server=False) == expected + "s"
 
 
 def test_invalid_think_value_is_refused() -> None:
@@ -513,8 +515,9 @@ def test_render_many_gives_what_each_single_render_gives() -> None:
                  "{{ .Prompt }}|{{ .Suffix }}|{{ .ThinkLevel }}"]
     with ReferenceRenderer() as renderer:
         for template in templates:
-            batch = renderer.render_many(template, conversations, modelfile_system="MS")
-            singles = [renderer.render(template, c, modelfile_system="MS")
+            batch = renderer.render_many(template, conversations, modelfile_system="MS",
+                                         server=False)
+            singles = [renderer.render(template, c, modelfile_system="MS", server=False)
                        for c in conversations]
             assert batch == singles
         failing = "{{ $m := index .Messages 0 }}{{ $m.Content }}"

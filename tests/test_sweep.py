@@ -117,10 +117,10 @@ def test_table_cells_survive_pipes_tags_and_newlines() -> None:
                            seed=0)
     (cells,) = table_rows(markdown)
     assert cells[0] == "x\\|y.gotmpl"
-    assert cells[5] == "hfjinja"
+    assert cells[6] == "hfjinja"
     # JSON escapes the newline; the pipe is escaped for the table, the tag kept in code.
-    assert '"a\\|b <think>`\\n"' in cells[6] and cells[6].startswith("hfjinja: ``")
-    assert "offset 3" in cells[6]
+    assert '"a\\|b <think>`\\n"' in cells[7] and cells[7].startswith("hfjinja: ``")
+    assert "offset 3" in cells[7]
     assert "`gotmpl2jinja sweep x`" in markdown
 
 
@@ -163,10 +163,10 @@ def test_sweep_command_lists_every_corpus_template(tmp_path: Path) -> None:
         assert status == "translated" or status.startswith(
             ("translated (same source as", "not translated: ", "invalid input: ", "error: ")), row
         if status.startswith("translated"):
-            assert int(row[3]) == 10 + 14 or row[5] != "none", row  # all cases, or stopped
-            assert row[4] == "2"
-        if row[5] not in ("none", "—"):
-            assert row[6] != "—", row  # a divergence always shows its counterexample
+            assert int(row[3]) == 10 + 14 or row[6] != "none", row  # all cases, or stopped
+            assert row[5] == "2" and 0 <= int(row[4]) <= int(row[3])
+        if row[6] not in ("none", "—"):
+            assert row[7] != "—", row  # a divergence always shows its counterexample
     assert f"**{len(rows)} templates:**" in markdown
     # Progress went to stderr, one line per template, then the totals as a sentence.
     assert result.stderr.count("\n") >= len(rows)
@@ -181,12 +181,17 @@ def test_sweep_command_lists_every_corpus_template(tmp_path: Path) -> None:
 
 
 def rows_of(cells: list[list[str]]) -> list[SweepRow]:
-    """Rows with just the status a table line shows (for the totals sentence)."""
+    """Rows with just what a table line shows: status, cases, refusals, "same source as"."""
     def status(row: list[str]) -> str:
         if row[2].startswith("translated"):
-            return EQUIVALENT if row[5] == "none" else DIVERGES
+            return EQUIVALENT if row[6] == "none" else DIVERGES
         return row[2].split(":", 1)[0]
-    return [SweepRow(template=c[0], kind="", status=status(c)) for c in cells]
+
+    def number(cell: str) -> int:
+        return 0 if cell == "—" else int(cell)
+    return [SweepRow(template=c[0], kind="", status=status(c), cases=number(c[3]),
+                     refused=number(c[4]), same_as="x" if "(same source as" in c[2] else None)
+            for c in cells]
 
 
 def test_summary_is_a_sentence() -> None:
@@ -195,6 +200,12 @@ def test_summary_is_a_sentence() -> None:
     assert summary_sentence(rows) == "4 templates: 3 equivalent, 1 invalid input."
     assert summary_sentence(rows[:1]) == "1 template: 1 equivalent."
     assert summary_sentence([]) == "0 templates: none found."
+    counted = [SweepRow(template="a", kind="gotmpl", status=EQUIVALENT, cases=10, refused=4),
+               SweepRow(template="b", kind="gotmpl", status=EQUIVALENT, cases=10, refused=4,
+                        same_as="a")]
+    assert summary_sentence(counted) == (
+        "2 templates: 2 equivalent; 10 cases checked, 4 of them refused by Ollama for a "
+        "capability (rendered as if the option were absent).")
 
 
 # A Modelfile with SYSTEM and MESSAGE lines: Ollama's server puts both before the conversation.

@@ -101,7 +101,7 @@ def assert_caught_everywhere(result: VerifyResult, max_messages: int) -> None:
         assert divergence.go_output != divergence.jinja_output or divergence.jinja_error
     for name, tally in result.counts.items():
         assert tally.diverged >= 1, name
-        assert tally.cases == tally.equal + tally.both_failed + tally.diverged
+        assert tally.cases == tally.equal + tally.both_failed + tally.diverged + tally.refused
 
 
 def test_hand_written_chatml_is_equivalent_on_every_engine() -> None:
@@ -111,7 +111,11 @@ def test_hand_written_chatml_is_equivalent_on_every_engine() -> None:
     assert result.engines == ALL_ENGINES
     assert result.cases == 150 + exhaustive_count(1)
     for tally in result.counts.values():
-        assert tally.cases == result.cases == tally.equal
+        # think or tools on a template that has neither: Ollama refuses (400), and the Jinja
+        # renders as if the option were absent, checked against Go's rendering of that
+        assert tally.cases == result.cases == tally.equal + tally.refused
+        assert tally.equal > 0 and tally.refused > 0
+    assert result.refused == result.counts["jinja2"].refused
 
 
 def test_hand_written_chatml_with_tools_is_equivalent_on_every_engine() -> None:
@@ -265,8 +269,10 @@ def test_cli_exit_status_and_lines(chatml_files) -> None:  # type: ignore[no-unt
                              "--engines", "jinja2,minijinja"])
     assert ok.exit_code == 0, ok.output
     first, summary = ok.output.splitlines()
-    assert first.split("\t") == ["chatml", str(go), "cases=30", "engines=jinja2,minijinja",
-                                 "divergences=0", "equivalent"]
+    fields = first.split("\t")
+    assert fields[:4] + fields[5:] == ["chatml", str(go), "cases=30",
+                                       "engines=jinja2,minijinja", "divergences=0", "equivalent"]
+    assert fields[4].startswith("refused=") and 0 < int(fields[4].split("=")[1]) < 30
     assert summary == "1 template(s): 1 equivalent, 0 not"
 
     diverged = runner.invoke(cli, ["verify", str(go), "--jinja", str(bad), "--cases", "30",

@@ -137,22 +137,33 @@ def compare(
 @click.argument("conversation")
 @click.option("--ollama", is_flag=True, default=True,
               help="Render as Ollama does (Go reference renderer; the default and only mode).")
-@click.option("--now", default=None, help="Pinned clock for currentDate, RFC 3339.")
+@click.option("--now", default=None,
+              help="Pin the clock for currentDate, RFC 3339 (default: now, local time zone, "
+                   "as Ollama's server).")
 @click.option("--go-struct-function", is_flag=True,
               help="Print {{ .Function }} of a tool as Go structs, like Ollama v0.33.")
+@click.option("--template-only", is_flag=True,
+              help="Template.Execute alone: skip the server's steps (think default, "
+                   "capability refusals, image tags).")
 @click.option("--timeout", type=float, default=None, help="Seconds before giving up.")
 @friendly_errors
 def render(template: str, conversation: str, ollama: bool, now: str | None,
-           go_struct_function: bool, timeout: float | None) -> None:
-    """Print exactly what Ollama renders for TEMPLATE and CONVERSATION.json (no added newline)."""
-    from gotmpl2jinja.reference import ReferenceRenderer, load_conversation
+           go_struct_function: bool, template_only: bool, timeout: float | None) -> None:
+    """Print exactly what Ollama renders for TEMPLATE and CONVERSATION.json (no added newline):
+    its server's steps for the template (an absent think is true on a thinking template; a
+    request it refuses for a capability is an error), then Execute."""
+    import datetime as dt
+
+    from gotmpl2jinja.reference import ReferenceRenderer, read_conversation_text
 
     _, text = read_source(template)
+    request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
+    clock = now or dt.datetime.now().astimezone().isoformat()
     with ReferenceRenderer() as renderer:
         if timeout is not None:
             renderer.timeout = timeout
-        output = renderer.render(text, load_conversation(conversation), now=now,
-                                 function_json=not go_struct_function)
+        output = renderer.render(text, request, now=clock, function_json=not go_struct_function,
+                                 server=not template_only)
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
 
 

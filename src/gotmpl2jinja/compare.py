@@ -121,8 +121,10 @@ class Pair:
         from gotmpl2jinja.reference import render
 
         try:
+            # a request Ollama refuses for a capability (think on a template that cannot
+            # think …) is rendered as if the option were absent, as a Jinja caller's would be
             return Rendering(render(self.ollama_template, conversation,
-                                    now=self.now.strftime("%Y-%m-%dT%H:%M:%SZ")))
+                                    now=self.now.strftime("%Y-%m-%dT%H:%M:%SZ"), lenient=True))
         except RenderError as exc:  # an execution error; a parse error is not a drift
             return Rendering(None, str(exc))
 

@@ -19,6 +19,9 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 #: Values Ollama accepts for `think` besides true/false (other strings are a 400 there).
 THINK_LEVELS = ("low", "medium", "high", "max")
 
+#: The range of Go's int (64-bit), a tool call's `index` in Ollama's api.ToolCallFunction.
+GO_INT_MIN, GO_INT_MAX = -(2 ** 63), 2 ** 63 - 1
+
 _TOP_KEYS = ("messages", "tools", "think", "prompt", "suffix")
 _MESSAGE_KEYS = ("role", "content", "thinking", "tool_calls", "tool_name", "tool_call_id")
 _STRING_MESSAGE_KEYS = ("content", "thinking", "tool_name", "tool_call_id")
@@ -70,6 +73,31 @@ def _check_json(value: Any, where: str) -> None:
     raise _fail(where, f"{type(value).__name__} is not a JSON value")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_no_surrogates(value: Any, where: str) -> None:
+    """Strings are Unicode text: a lone surrogate (JSON's "\\ud800") is refused everywhere.
+    Ollama's decoder turns one in a value into U+FFFD where a Jinja caller's string keeps it,
+    and refuses the request for one in a tool-call argument's key or a property's name."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise _fail(where or "conversation",
+                        "holds a lone UTF-16 surrogate, which is not text (Ollama's decoder "
+                        "replaces it with U+FFFD, or refuses the request where it names an "
+                        "argument or a property)")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_no_surrogates(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and _SURROGATE.search(key):
+                raise _fail(where or "conversation",
+                            f"key {key!r} holds a lone UTF-16 surrogate, which is not text "
+                            "(Ollama's decoder refuses the request)")
+            _check_no_surrogates(item, _at(where, key) if isinstance(key, str) else where)
+
+
 def _check_tool_call(call: Any, where: str) -> None:
     if not isinstance(call, dict):
         raise _fail(where, f"a tool call must be an object, not {_kind(call)}")
@@ -95,6 +123,9 @@ def _check_tool_call(call: Any, where: str) -> None:
     ):
         raise _fail(f"{where}.function.index",
                     f"must be an integer, not {_kind(function['index'])}")
+    if "index" in function and not GO_INT_MIN <= function["index"] <= GO_INT_MAX:
+        raise _fail(f"{where}.function.index",
+                    "does not fit Go's int: Ollama's decoder refuses the request")
     if "arguments" in function:
         arguments = function["arguments"]
         if not isinstance(arguments, dict):
@@ -109,7 +140,9 @@ def _check_message(message: Any, where: str) -> None:
     if "role" not in message:
         raise _fail(where, "a message needs a role")
     if "images" in message:
-        raise _fail(f"{where}.images", "images are out of scope for now")
+        raise _fail(f"{where}.images", "images are outside the contract (Ollama puts [img-N] "
+                                        "tags in the content; `gotmpl2jinja render` models "
+                                        "them, no Jinja variable carries them)")
     unknown = set(message) - set(_MESSAGE_KEYS)
     if unknown:
         raise _fail(where, f"unknown message field(s) {sorted(unknown)}; "
@@ -267,7 +300,8 @@ def validate(conv: Any) -> dict[str, Any]:
     """Check a conversation against the contract; return it unchanged (raises ConversationError).
 
     Refused: a non-object, unknown fields (a typo would otherwise silently test nothing), fields
-    of the wrong JSON type, a `think` Ollama would answer 400 to, half a fill-in-the-middle
+    of the wrong JSON type, lone UTF-16 surrogates, a tool call `index` past Go's int, images,
+    a `think` Ollama would answer 400 to whatever the template, half a fill-in-the-middle
     request, or messages mixed with one. Tools too, down to nested properties and `anyOf`: a key
     other than the documented lower-case one, or a null outside free JSON, is where Go's
     case-insensitive, null-skipping decoder and a Jinja caller's dict see different things
@@ -275,6 +309,7 @@ def validate(conv: Any) -> dict[str, Any]:
     """
     if not isinstance(conv, dict):
         raise _fail("", f"a conversation must be a JSON object, not {_kind(conv)}")
+    _check_no_surrogates(conv, "")
     unknown = set(conv) - set(_TOP_KEYS)
     if unknown:
         raise _fail("", f"unknown conversation field(s) {sorted(unknown)}; "

@@ -36,6 +36,7 @@ from gotmpl2jinja.analysis import (
     jinja_identifier,
     messages_alike_when_nil,
 )
+from gotmpl2jinja.capabilities import has_thinking
 from gotmpl2jinja.errors import TranslationError
 
 INDENT = "    "
@@ -1793,15 +1794,36 @@ class Emitter:
             if "System" in used:
                 lines.append("{%- set system = collated.system|join('\\n\\n') %}")
         if used & {"Think", "ThinkLevel", "IsThinkSet"}:
-            lines.append("{#- Ollama's think values from the request's think. #}")
+            lines += think_prelude(used, has_thinking(self.template))
+        return lines
+
+
+def think_prelude(used: set[str], thinking: bool) -> list[str]:
+    """Ollama's think values after its server's steps (equivalence contract): on a template
+    with the thinking capability an absent think is true; on one without it, a true think or a
+    level is refused by Ollama and rendered here as if absent, so only false is seen."""
+    lines: list[str] = []
+    if thinking:
+        lines.append("{#- Ollama's think values: the template can think, so think defaults"
+                     " to true. #}")
         if "Think" in used or "ThinkLevel" in used:
-            lines.append("{%- set think = enable_thinking is defined and enable_thinking %}")
+            lines.append("{%- set think = enable_thinking is not defined or enable_thinking %}")
         if "ThinkLevel" in used:
             lines.append("{%- set think_level = reasoning_effort if reasoning_effort is defined"
                          " else 'medium' if think else '' %}")
         if "IsThinkSet" in used:
-            lines.append("{%- set is_think_set = enable_thinking is defined %}")
+            lines.append("{%- set is_think_set = true %}")
         return lines
+    lines.append("{#- Ollama's think values: the template cannot think, so Ollama refuses a true"
+                 " think (rendered as if absent) and only false is set. #}")
+    if "Think" in used:
+        lines.append("{%- set think = false %}")
+    if "ThinkLevel" in used:
+        lines.append("{%- set think_level = '' %}")
+    if "IsThinkSet" in used:
+        lines.append("{%- set is_think_set = enable_thinking is defined"
+                     " and not enable_thinking %}")
+    return lines
 
 
 def _command_args(node: nodes.Node) -> list[nodes.Node] | None:

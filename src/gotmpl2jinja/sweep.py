@@ -90,6 +90,10 @@ class SweepRow:
     status: str = ERROR
     reason: str = ""  # why not translated / invalid / the harness error
     cases: int = 0
+    #: Of `cases`, those Ollama refuses for a capability (think on a template that cannot
+    #: think, tools on one without .Tools, a suffix on one without .Suffix): their own class,
+    #: the Jinja checked against Go's rendering of the request without the refused option.
+    refused: int = 0
     engines: list[str] = field(default_factory=list)
     diverging: list[str] = field(default_factory=list)  # engines with a divergence
     counterexample: dict[str, Any] | None = None  # the first divergence (minimal conversation)
@@ -211,6 +215,7 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
             row.status, row.reason = ERROR, f"verification failed: {exc}"
             return row
         row.cases, row.engines = result.cases, list(result.engines)
+        row.refused = result.refused
         row.diverging = [d.engine for d in result.divergences]
         row.status = EQUIVALENT if result.ok else DIVERGES
         if result.divergences:
@@ -302,12 +307,15 @@ def row_cells(row: SweepRow) -> list[str]:
         first_line = str(row.counterexample["diff"]).splitlines()[0]
         example = (f"{row.counterexample['engine']}: {_code(short(conv))} — "
                    f"{_cell(short(first_line, 120))}")
-    counted = str(row.cases) if row.status in (EQUIVALENT, DIVERGES) else "—"
+    verified = row.status in (EQUIVALENT, DIVERGES)
+    counted = str(row.cases) if verified else "—"
     return [_cell(row.template), row.path, translation, counted,
+            str(row.refused) if verified else "—",
             str(len(row.engines)) if row.engines else "—", divergences, example]
 
 
-COLUMNS = ["template", "path", "translated or why not", "cases", "engines", "divergences",
+COLUMNS = ["template", "path", "translated or why not", "cases", "refused by Ollama", "engines",
+           "divergences",
            "first counterexample (minimal conversation)"]
 
 
@@ -324,7 +332,17 @@ def summary_sentence(rows: list[SweepRow]) -> str:
     counts = summary(rows)
     noun = "template" if len(rows) == 1 else "templates"
     parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    return f"{len(rows)} {noun}: {parts or 'none found'}."
+    totals = f"; {_case_totals(rows)}" if any(row.cases for row in rows) else ""
+    return f"{len(rows)} {noun}: {parts or 'none found'}{totals}."
+
+
+def _case_totals(rows: list[SweepRow]) -> str:
+    """Cases over the verified rows (a reused row is not counted again), refusals apart."""
+    unique = [row for row in rows if row.same_as is None]
+    cases = sum(row.cases for row in unique)
+    refused = sum(row.refused for row in unique)
+    return (f"{cases} cases checked, {refused} of them refused by Ollama for a capability"
+            " (rendered as if the option were absent)")
 
 
 def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: int | None,
@@ -341,8 +359,12 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         "counts fewer cases).",
         "",
         f"Engines: {', '.join(engines) if engines else 'none ran'}. Ground truth: the Go "
-        "reference renderer (Ollama's Execute on Go's text/template). Equal means byte for "
-        "byte, or Go failing exactly where the template raises.",
+        "reference renderer (Ollama's server steps and Execute on Go's text/template). Equal "
+        "means byte for byte, or Go failing exactly where the template raises. A request "
+        "Ollama refuses for a capability (400: think on a template that cannot think, tools "
+        "on one without .Tools, a suffix on one without .Suffix) is its own class, \"refused "
+        "by Ollama\": the Jinja must render it as if the refused option were absent, checked "
+        "against Go's rendering of that request.",
         "",
         "Templates: every `.gotmpl` file and the TEMPLATE of every Modelfile under the swept "
         f"folders (unsloth's placeholders filled: {', '.join(f'`{k}` → `{v}`' for k, v in PLACEHOLDERS.items())}). "  # noqa: E501
@@ -353,7 +375,8 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         "verified once (\"same source as\").",
         "",
         f"**{len(rows)} templates:** "
-        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + ".",
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        + f"; {_case_totals(rows)}.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
@@ -371,7 +394,7 @@ def progress_line(number: int, total: int, row: SweepRow) -> str:
     """One line per template for stderr while sweeping."""
     what = row.status
     if row.status in (EQUIVALENT, DIVERGES):
-        what += f", {row.cases} cases"
+        what += f", {row.cases} cases ({row.refused} refused by Ollama)"
         if row.diverging:
             what += f" (diverges on {', '.join(row.diverging)})"
     if row.same_as:

@@ -22,7 +22,7 @@ import itertools
 import json
 import random
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -60,6 +60,10 @@ class Outcome:
     output: str | None = None
     error: str | None = None
     raised: bool = False  # the Jinja template called raise_exception (always False for Go)
+    #: Go side only: the capability Ollama refused the request for (a 400, no prompt). The
+    #: output/error are then the lenient rendering, the request as if the refused option were
+    #: absent (what the contract asks of the Jinja); both None when no lenient side exists.
+    refused: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -78,6 +82,8 @@ class Divergence:
     jinja_error: str | None
     diff: str
     found_by: str  # "exhaustive" or "random"
+    #: Ollama refused this request for this capability; go_* is then its lenient rendering.
+    go_refused: str | None = None
 
 
 @dataclass
@@ -88,6 +94,9 @@ class EngineTally:
     equal: int = 0
     both_failed: int = 0
     diverged: int = 0
+    #: Ollama refused the request for a capability, and the Jinja rendered it as if the refused
+    #: option were absent (checked against Go's lenient rendering): its own class.
+    refused: int = 0
 
 
 @dataclass
@@ -105,10 +114,16 @@ class VerifyResult:
     def ok(self) -> bool:
         return not self.divergences
 
+    @property
+    def refused(self) -> int:
+        """Cases Ollama refuses for a capability (most over the engines: each counts its own)."""
+        return max((tally.refused for tally in self.counts.values()), default=0)
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (for `verify --json`)."""
         data = asdict(self)
         data["ok"] = self.ok
+        data["refused"] = self.refused
         return data
 
 
@@ -128,11 +143,18 @@ class GoSide:
 
     modelfile_system: str | None = None
     modelfile_messages: tuple[tuple[str, str], ...] = ()  # (role, content) of each MESSAGE
+    #: Render a request Ollama refuses as if the refused option were absent (the contract's
+    #: Jinja convention) instead of raising CapabilityRefusal.
+    lenient: bool = False
 
     def _rule(self) -> dict[str, Any]:
         messages = [{"role": r, "content": c} for r, c in self.modelfile_messages]
         return {"modelfile_system": self.modelfile_system or None,
-                "modelfile_messages": messages or None}
+                "modelfile_messages": messages or None, "lenient": self.lenient}
+
+    def as_lenient(self) -> GoSide:
+        """The same Go side rendering refused requests as if the option were absent."""
+        return replace(self, lenient=True)
 
     def __call__(self, go_source: str, conversation: dict[str, Any], now: dt.datetime) -> str:
         from gotmpl2jinja.reference import render
@@ -187,12 +209,19 @@ def rfc3339(now: dt.datetime) -> str:
 
 
 def go_outcome(render: GoRenderer, go_source: str, conv: dict[str, Any],
-               now: dt.datetime) -> Outcome:
-    """Render the Go side; an execution error is an outcome, a broken renderer is fatal."""
+               now: dt.datetime, lenient: GoRenderer | None = None) -> Outcome:
+    """Render the Go side; an execution error is an outcome, a broken renderer is fatal. A
+    capability refusal is rendered again by `lenient` (as if the refused option were absent)."""
+    from gotmpl2jinja.reference import CapabilityRefusal
+
     try:
         return Outcome(output=render(go_source, conv, now))
     except ReferenceRendererError:
         raise
+    except CapabilityRefusal as exc:
+        if lenient is None:
+            return Outcome(refused=exc.capability)
+        return replace(go_outcome(lenient, go_source, conv, now), refused=exc.capability)
     except RenderError as exc:
         return Outcome(error=str(exc))
 
@@ -207,14 +236,22 @@ def jinja_outcome(engine: Engine, jinja_source: str, context: dict[str, Any],
 
 
 def outcome_of(item: str | RenderError) -> Outcome:
-    """A batch item as an Outcome (a raised template is marked as such)."""
+    """A batch item as an Outcome (a raised template is marked as such; a Go capability
+    refusal has `refused` set and neither output nor error)."""
+    from gotmpl2jinja.reference import CapabilityRefusal
+
+    if isinstance(item, CapabilityRefusal):
+        return Outcome(refused=item.capability)
     if isinstance(item, RenderError):
         return Outcome(error=str(item), raised=is_raised(item))
     return Outcome(output=item)
 
 
 def agree(go: Outcome, jinja: Outcome) -> bool:
-    """Equal bytes, or Go failing exactly where the template raises."""
+    """Equal bytes, or Go failing exactly where the template raises. For a request Ollama
+    refuses, Go's side is its lenient rendering (unchecked when there is none)."""
+    if go.refused is not None and go.output is None and go.error is None:
+        return True
     if go.failed or jinja.failed:
         return go.failed and jinja.raised
     return go.output == jinja.output
@@ -299,11 +336,12 @@ class _Checker:
         self.progress = progress
         self.cases = 0
         self.counts = {e.name: EngineTally() for e in engines}
+        self.lenient: GoSide | None = render.as_lenient() if isinstance(render, GoSide) else None
 
     def outcomes(self, conv: dict[str, Any], engines: Iterable[Engine]
                  ) -> tuple[Outcome, dict[str, Outcome]]:
         """One case, rendered singly (shrinking and reports)."""
-        go = go_outcome(self.render, self.go_source, conv, self.now)
+        go = go_outcome(self.render, self.go_source, conv, self.now, self.lenient)
         context = jinja_context(conv)
         return go, {e.name: jinja_outcome(e, self.jinja_source, context, self.now)
                     for e in engines}
@@ -316,10 +354,16 @@ class _Checker:
         go = self.render_batch(self.go_source, convs, self.now)
         if len(go) != len(convs):
             raise ReferenceRendererError("the Go side answered a batch of the wrong size")
+        go_outcomes = [outcome_of(item) for item in go]
+        refused = [i for i, item in enumerate(go_outcomes) if item.refused is not None]
+        if refused and self.lenient is not None:
+            again = self.lenient.many(self.go_source, [convs[i] for i in refused], self.now)
+            for i, item in zip(refused, again, strict=True):
+                go_outcomes[i] = replace(outcome_of(item), refused=go_outcomes[i].refused)
         contexts = [jinja_context(conv) for conv in convs]
         jinja = {e.name: render_many(e, self.jinja_source, contexts, now=self.now)
                  for e in engines}
-        return [(outcome_of(go[i]), {name: outcome_of(items[i]) for name, items in jinja.items()})
+        return [(go_outcomes[i], {name: outcome_of(items[i]) for name, items in jinja.items()})
                 for i in range(len(convs))]
 
     def count(self, go: Outcome, results: dict[str, Outcome], engines: list[Engine]
@@ -332,6 +376,8 @@ class _Checker:
             if not agree(go, results[engine.name]):
                 tally.diverged += 1
                 diverging.append(engine)
+            elif go.refused is not None:
+                tally.refused += 1
             elif go.failed:
                 tally.both_failed += 1
             else:
@@ -373,6 +419,7 @@ class _Checker:
             engine=engine.name, conversation=conv, go_output=go.output, go_error=go.error,
             jinja_output=jinja.output, jinja_error=jinja.error,
             diff=describe_diff(go, jinja, engine.name), found_by=found_by,
+            go_refused=go.refused,
         )
 
     def diverges(self, conv: dict[str, Any], engines: list[Engine]) -> list[Engine]:
@@ -491,6 +538,8 @@ def format_divergence(div: Divergence) -> str:
         f"  divergence on {div.engine} (found by {div.found_by} search, minimal conversation):",
         "    " + json.dumps(div.conversation, ensure_ascii=False),
         *("    " + line for line in div.diff.splitlines()),
+        *([f"    (Ollama refuses this request: no {div.go_refused} capability; go is the request"
+            " rendered as if that option were absent)"] if div.go_refused else []),
         f"    go:    {side(div.go_output, div.go_error)}",
         f"    jinja: {side(div.jinja_output, div.jinja_error)}",
     ])
@@ -608,7 +657,7 @@ def summary_line(result: VerifyResult, path: str) -> str:
     """One line per template: name, path, cases, engines, divergences."""
     verdict = "equivalent" if result.ok else "DIVERGES"
     return (f"{result.name}\t{path}\tcases={result.cases}\tengines={','.join(result.engines)}"
-            f"\tdivergences={len(result.divergences)}\t{verdict}")
+            f"\trefused={result.refused}\tdivergences={len(result.divergences)}\t{verdict}")
 
 
 __all__ = [

@@ -16,7 +16,15 @@ Decisions worth knowing:
   <nil> <nil> [location] {…}}}`).
 - `currentDate` / `yesterdayDate` use the pinned `now` (RFC 3339, its offset is the "server time
   zone"); default `DEFAULT_NOW`.
-- Roles are lower-cased as Ollama's `/api/chat` decoder does (`"User"` → `"user"`).
+- Roles are lower-cased as Ollama's `/api/chat` decoder does (`"User"` → `"user"`); the keys of
+  tool-call arguments and tool properties are decoded as Ollama's ordered map decodes them (a
+  lone surrogate escape there fails the request, as in Ollama); numbers are Go's float64, so a
+  conversation given as JSON text keeps its `-0`.
+- Server steps (`server=True`, the default; ollama-semantics.md §8): what ChatHandler /
+  GenerateHandler do for the template alone before Execute: an absent `think` is `true` on a
+  template with the thinking capability; `think` on one without it, `tools` on one without
+  `.Tools`, a suffix on one without `.Suffix` raise `CapabilityRefusal` (Ollama's 400); images
+  become `[img-N]` tags in their message's content.
 - Modelfile rule (§8): `modelfile_messages` come before the conversation's messages; a
   `modelfile_system` message leads unless the conversation starts with a system message.
 - Ollama's panic in the legacy cut (a `.Response` inside an `if` that has an `else`) is reported
@@ -41,12 +49,15 @@ from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, RendererClient, decod
 
 __all__ = [
     "DEFAULT_NOW",
+    "CapabilityRefusal",
     "ParseVerdict",
     "ReferenceRenderer",
     "RenderTimeout",
+    "capabilities",
     "check_parse",
     "execute_path",
     "load_conversation",
+    "read_conversation_text",
     "render",
     "render_many",
     "shared_renderer",
@@ -68,6 +79,25 @@ class RenderTimeout(ReferenceRendererError):
     """A rendering ran past the timeout (the Go process was killed and will be restarted)."""
 
 
+#: Why Ollama refuses a request for each capability it reads from the template.
+_REFUSALS = {
+    "thinking": "think is set (true or a level) but the template has no thinking capability",
+    "tools": "tools are given but the template does not use .Tools",
+    "insert": "a suffix is given but the template does not use .Suffix",
+}
+
+
+class CapabilityRefusal(RenderError):
+    """Ollama's server answers the request 400 before rendering: the template lacks a capability
+    the request needs (`capability` is "thinking", "tools" or "insert"). There is no prompt."""
+
+    def __init__(self, capability: str) -> None:
+        self.capability = capability
+        why = _REFUSALS.get(capability, "the template lacks it")
+        super().__init__(f'Ollama refuses the request (400 "does not support {capability}"): '
+                         f"{why}")
+
+
 @dataclass(frozen=True)
 class ParseVerdict:
     """Whether Ollama's `Parse` accepts a source; `message` is Go's error text verbatim."""
@@ -77,6 +107,10 @@ class ParseVerdict:
     line: int | None = None
     vars: tuple[str, ...] = field(default=())
     path: str | None = None  # "messages" or "legacy" when ok
+    #: What Ollama's Capabilities() reads from the template: "tools", "insert", "thinking".
+    capabilities: frozenset[str] = frozenset()
+    #: thinking.InferTags: the (opening, closing) think tags, "" where none is found.
+    think_tags: tuple[str, str] = ("", "")
 
 
 class ReferenceRenderer:
@@ -119,19 +153,33 @@ class ReferenceRenderer:
             ) from None
 
     def render(
-        self, template: str, conversation: dict[str, Any], *, now: str | None = None,
+        self, template: str, conversation: dict[str, Any] | str, *, now: str | None = None,
         function_json: bool = True, modelfile_system: str | None = None,
         modelfile_messages: list[dict[str, Any]] | None = None, timeout: float | None = None,
+        server: bool = True, lenient: bool = False,
     ) -> str:
-        """Exactly what Ollama renders for `template` and `conversation` (contract format)."""
-        check_conversation(conversation)
+        """Exactly what Ollama renders for `template` and `conversation`: a dict of the
+        contract's format, or the request's JSON text (then Go decodes the very text, as
+        Ollama does: `-0` and key escapes reach it unchanged).
+
+        `server` applies what Ollama's server does before Execute for the template alone (the
+        think default of a thinking template, capability refusals raised as CapabilityRefusal,
+        [img-N] tags); False renders Template.Execute alone. `lenient` renders a refused
+        request as if the refused option were absent (the contract's Jinja convention)."""
+        payload: dict[str, Any] = {"op": "render"}
+        if isinstance(conversation, str):
+            check_conversation(_decode_text(conversation))
+            payload["conversation_json"] = conversation
+        else:
+            check_conversation(conversation)
+            payload["conversation"] = conversation
         _check_modelfile_messages(modelfile_messages)
-        payload: dict[str, Any] = {
-            "op": "render", "conversation": conversation,
+        payload.update({
             "now": now or DEFAULT_NOW, "function_json": function_json,
             "modelfile_system": modelfile_system or "",
             "modelfile_messages": modelfile_messages or [],
-        }
+            "server": server, "lenient": lenient,
+        })
         answer = self._call(payload, template, timeout)
         if answer.get("ok"):
             return decode_output(answer)
@@ -141,11 +189,13 @@ class ReferenceRenderer:
         self, template: str, conversations: list[dict[str, Any]], *, now: str | None = None,
         function_json: bool = True, modelfile_system: str | None = None,
         modelfile_messages: list[dict[str, Any]] | None = None, timeout: float | None = None,
+        server: bool = True, lenient: bool = False,
     ) -> list[str | RenderError]:
         """`render` for a batch in one round trip: each item is the output, or the RenderError
         that conversation alone gives (the harness's bulk mode; a pipe round trip and the
         Python/Go hand-over cost more than rendering a chat). A bad template raises as in
-        `render`; the timeout covers the batch, scaled by its size."""
+        `render`; the timeout covers the batch, scaled by its size. A request Ollama refuses
+        for a capability is a CapabilityRefusal item."""
         if not conversations:
             return []
         for i, conversation in enumerate(conversations):
@@ -159,6 +209,7 @@ class ReferenceRenderer:
             "now": now or DEFAULT_NOW, "function_json": function_json,
             "modelfile_system": modelfile_system or "",
             "modelfile_messages": modelfile_messages or [],
+            "server": server, "lenient": lenient,
         }
         limit = self._client.timeout if timeout is None else timeout
         answer = self._call(payload, template, limit * (1 + len(conversations) / 50))
@@ -170,6 +221,8 @@ class ReferenceRenderer:
                 results.append(decode_output(item))
             elif item.get("kind") in ("execute", "panic"):
                 results.append(RenderError(str(item.get("error", ""))))
+            elif item.get("kind") == "capability":
+                results.append(CapabilityRefusal(str(item.get("error", ""))))
             else:
                 _raise(item)  # a request error: the conversation broke the contract
         if len(results) != len(conversations):
@@ -180,8 +233,11 @@ class ReferenceRenderer:
         """Ollama's `Parse` verdict: text/template with the four funcs, then `Vars()`."""
         answer = self._call({"op": "parse"}, source, None)
         if answer.get("ok"):
+            opening, closing = answer.get("think_tags") or ("", "")
             return ParseVerdict(
                 ok=True, vars=tuple(answer.get("vars") or ()), path=answer.get("path"),
+                capabilities=frozenset(answer.get("capabilities") or ()),
+                think_tags=(str(opening), str(closing)),
             )
         if answer.get("kind") != "parse":
             _raise(answer)
@@ -214,6 +270,8 @@ def _raise(answer: dict[str, Any]) -> NoReturn:
     message = str(answer.get("error", "unknown error"))
     if kind in ("execute", "panic"):
         raise RenderError(message)
+    if kind == "capability":
+        raise CapabilityRefusal(message)
     if kind == "parse":
         raise TemplateSyntaxError(message)
     raise ReferenceRendererError(message)
@@ -294,20 +352,32 @@ def check_conversation(conversation: Any) -> None:
             raise _fail("prompt/suffix", "fill-in-the-middle takes no messages")
 
 
-def load_conversation(path: str) -> dict[str, Any]:
-    """Read a conversation JSON file (`-` for standard input); a bad file gives FILE:LINE:COL."""
-    name = "<stdin>" if path == "-" else path
-    raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+def _decode_text(text: str, name: str = "conversation") -> Any:
+    """The JSON value of a conversation's text (FILE:LINE:COL when it is not JSON)."""
     try:
-        data = json.loads(raw)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReferenceRendererError(
             f"not valid JSON: {exc.msg}", name=name, line=exc.lineno, col=exc.colno,
         ) from None
+
+
+def read_conversation_text(path: str) -> str:
+    """A conversation file's JSON text (`-` for standard input), checked against the format;
+    `render` passes the text itself to Go, as Ollama's server gets it."""
+    name = "<stdin>" if path == "-" else path
+    raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ReferenceRendererError(f"{name}: not UTF-8 ({exc.reason})") from None
-    check_conversation(data)
-    return data  # type: ignore[no-any-return]
+    check_conversation(_decode_text(text, name))
+    return text
+
+
+def load_conversation(path: str) -> dict[str, Any]:
+    """Read a conversation JSON file (`-` for standard input); a bad file gives FILE:LINE:COL."""
+    return json.loads(read_conversation_text(path))  # type: ignore[no-any-return]
 
 
 _shared: ReferenceRenderer | None = None
@@ -325,32 +395,45 @@ def shared_renderer() -> ReferenceRenderer:
 
 
 def render(
-    template: str, conversation: dict[str, Any], *, now: str | None = None,
+    template: str, conversation: dict[str, Any] | str, *, now: str | None = None,
     function_json: bool = True, modelfile_system: str | None = None,
-    modelfile_messages: list[dict[str, Any]] | None = None,
+    modelfile_messages: list[dict[str, Any]] | None = None, server: bool = True,
+    lenient: bool = False,
 ) -> str:
     """What Ollama renders (see `ReferenceRenderer.render`); raises RenderError on Go's errors."""
     return shared_renderer().render(
         template, conversation, now=now, function_json=function_json,
         modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
+        server=server, lenient=lenient,
     )
 
 
 def render_many(
     template: str, conversations: list[dict[str, Any]], *, now: str | None = None,
     function_json: bool = True, modelfile_system: str | None = None,
-    modelfile_messages: list[dict[str, Any]] | None = None,
+    modelfile_messages: list[dict[str, Any]] | None = None, server: bool = True,
+    lenient: bool = False,
 ) -> list[str | RenderError]:
     """A batch of `render`s in one round trip (see `ReferenceRenderer.render_many`)."""
     return shared_renderer().render_many(
         template, conversations, now=now, function_json=function_json,
         modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
+        server=server, lenient=lenient,
     )
 
 
 def check_parse(source: str) -> ParseVerdict:
     """Ollama's `Parse` verdict for `source` (see `ReferenceRenderer.check_parse`)."""
     return shared_renderer().check_parse(source)
+
+
+def capabilities(source: str) -> frozenset[str]:
+    """The capabilities Ollama reads from the template `source` (raises TemplateSyntaxError
+    when Ollama's Parse fails)."""
+    verdict = check_parse(source)
+    if not verdict.ok:
+        raise TemplateSyntaxError(verdict.message)
+    return verdict.capabilities
 
 
 def execute_path(source: str) -> str:

@@ -7,9 +7,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
+	"unicode/utf8"
 )
 
 // ---- request side (what the JSON body decodes into) --------------------------------------
@@ -29,9 +31,9 @@ type apiMessage struct {
 type apiToolCall struct {
 	ID       string `json:"id,omitempty"`
 	Function struct {
-		Index     int            `json:"index"`
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"` // numbers decode as float64, like Ollama
+		Index     int     `json:"index"`
+		Name      string  `json:"name"`
+		Arguments argsMap `json:"arguments"` // numbers decode as float64, like Ollama
 	} `json:"function"`
 }
 
@@ -141,6 +143,45 @@ type ToolPropertiesMap struct {
 }
 
 func (m *ToolPropertiesMap) UnmarshalJSON(data []byte) error {
+	m.keys, m.values = nil, map[string]ToolProperty{}
+	return eachMember(data, func(key string, raw json.RawMessage) error {
+		var prop ToolProperty
+		if err := json.Unmarshal(raw, &prop); err != nil {
+			return err
+		}
+		m.Set(key, prop)
+		return nil
+	})
+}
+
+// argsMap is a tool call's arguments: its keys decoded like Ollama's ordered map decodes them
+// (decodeMapKey), its values by encoding/json (numbers are float64, so `-0` stays -0).
+type argsMap map[string]any
+
+func (a *argsMap) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		*a = nil
+		return nil
+	}
+	out := argsMap{}
+	err := eachMember(data, func(key string, raw json.RawMessage) error {
+		var value any
+		if err := json.Unmarshal(raw, &value); err != nil {
+			return err
+		}
+		out[key] = value
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*a = out
+	return nil
+}
+
+// eachMember calls fn for every member of the JSON object data, in order, with the key decoded
+// by decodeMapKey and the value's raw bytes. encoding/json has validated data's syntax already.
+func eachMember(data []byte, fn func(string, json.RawMessage) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -149,25 +190,111 @@ func (m *ToolPropertiesMap) UnmarshalJSON(data []byte) error {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return fmt.Errorf("properties must be a JSON object")
 	}
-	m.keys, m.values = nil, map[string]ToolProperty{}
 	for dec.More() {
-		tok, err := dec.Token()
+		start := dec.InputOffset()
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+		segment := data[start:dec.InputOffset()] // [white space] [,] [white space] "key"
+		quote := bytes.IndexByte(segment, '"')
+		key, err := decodeMapKey(segment[quote+1 : len(segment)-1])
 		if err != nil {
 			return err
 		}
-		key := tok.(string)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return err
 		}
-		var prop ToolProperty
-		if err := json.Unmarshal(raw, &prop); err != nil {
+		if err := fn(key, raw); err != nil {
 			return err
 		}
-		m.Set(key, prop)
 	}
 	_, err = dec.Token()
 	return err
+}
+
+// errKeyEscape is the error Ollama's request decoding fails with on a key escape it refuses.
+var errKeyEscape = errors.New("Encountered an invalid escape sequence in a string")
+
+// decodeMapKey turns the raw text of an object key (between its quotes) into the key Ollama's
+// ordered map (wk8/go-ordered-map v2.1.8 on buger/jsonparser v1.1.1) gives the arguments of a
+// tool call and the properties of a tool. It differs from encoding/json on UTF-16 surrogates:
+// a \u escape of a surrogate (high or low) must be followed by six bytes ending in four hex
+// digits worth at least DC00, and is combined with them whatever they are (a result past
+// U+10FFFF becomes U+FFFD); otherwise the request is refused. A key that is not UTF-8 is
+// refused too.
+func decodeMapKey(raw []byte) (string, error) {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		var out []byte
+		for i := 0; i < len(raw); {
+			if raw[i] != '\\' {
+				out = append(out, raw[i])
+				i++
+				continue
+			}
+			if i+1 >= len(raw) {
+				return "", errKeyEscape
+			}
+			switch c := raw[i+1]; c {
+			case '"', '\\', '/':
+				out = append(out, c)
+				i += 2
+			case 'b', 'f', 'n', 'r', 't':
+				out = append(out, map[byte]byte{'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}[c])
+				i += 2
+			case 'u':
+				r, ok := hex4(raw[i:])
+				if !ok {
+					return "", errKeyEscape
+				}
+				size := 6
+				if r >= 0xD800 && r <= 0xDFFF {
+					low, ok := hex4(raw[i+6:])
+					if !ok || low < 0xDC00 {
+						return "", errKeyEscape
+					}
+					r = 0x10000 + (r-0xD800)<<10 + (low - 0xDC00)
+					size = 12
+				}
+				out = utf8.AppendRune(out, r)
+				i += size
+			default:
+				return "", errKeyEscape
+			}
+		}
+		raw = out
+	}
+	for offset := 0; offset < len(raw); {
+		r, size := utf8.DecodeRune(raw[offset:])
+		if r == utf8.RuneError && size <= 1 {
+			return "", fmt.Errorf("not a valid UTF-8 string (at position %d): %s", offset, raw)
+		}
+		offset += size
+	}
+	return string(raw), nil
+}
+
+// hex4 reads the four hex digits at in[2:6] (the prefix in[0:2] is not looked at).
+func hex4(in []byte) (rune, bool) {
+	if len(in) < 6 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range in[2:6] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
 }
 
 func (m ToolPropertiesMap) MarshalJSON() ([]byte, error) {

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -49,6 +50,15 @@ type request struct {
 	ModelfileMessages []apiMessage `json:"modelfile_messages"`
 	// Conversations is the batch of op "render_many", each decoded separately.
 	Conversations []json.RawMessage `json:"conversations"`
+	// ConversationJSON is the conversation as the JSON text a client sent (decoded here, as
+	// Ollama decodes the body, instead of Conversation): `-0` and escapes survive.
+	ConversationJSON *string `json:"conversation_json"`
+	// Server false renders Template.Execute alone: none of ChatHandler's steps (capability
+	// refusals, the think default, image tags).
+	Server *bool `json:"server"`
+	// Lenient renders a request Ollama refuses for a capability as if the refused option were
+	// absent (the Hugging Face convention the equivalence contract gives the Jinja).
+	Lenient bool `json:"lenient"`
 }
 
 type response struct {
@@ -59,6 +69,10 @@ type response struct {
 	Kind      string   `json:"kind,omitempty"`
 	Error     string   `json:"error,omitempty"`
 	Vars      []string `json:"vars,omitempty"`
+	// Capabilities are those Ollama reads from the template (op "parse"), ThinkTags the two
+	// tags thinking.InferTags gives.
+	Capabilities []string `json:"capabilities,omitempty"`
+	ThinkTags    []string `json:"think_tags,omitempty"`
 	// TemplateID names the parsed template for later requests (sent instead of the source).
 	TemplateID int64  `json:"template_id,omitempty"`
 	Path       string `json:"path,omitempty"`
@@ -194,7 +208,9 @@ func (s *server) serve(req *request) (resp response) {
 		if t.executePath(&values{}) == "messages" {
 			path = "messages"
 		}
-		return response{ID: req.ID, OK: true, Vars: t.vars, Path: path, TemplateID: t.id}
+		opening, closing := thinkingTags(t.tmpl.Tree.Root)
+		return response{ID: req.ID, OK: true, Vars: t.vars, Path: path, TemplateID: t.id,
+			Capabilities: t.caps, ThinkTags: []string{opening, closing}}
 	case "render":
 		return s.render(req)
 	case "render_many":
@@ -244,9 +260,23 @@ func (s *server) renderSafely(t *ollamaTemplate, req *request) (r caseResult) {
 }
 
 func (s *server) renderOne(t *ollamaTemplate, req *request) caseResult {
+	if req.ConversationJSON != nil {
+		one := *req
+		one.Conversation, one.ConversationJSON = conversation{}, nil
+		if err := json.Unmarshal([]byte(*req.ConversationJSON), &one.Conversation); err != nil {
+			return caseResult{Kind: "request",
+				Error: "the request does not decode as Ollama would decode it: " + err.Error()}
+		}
+		req = &one
+	}
 	v, err := requestValues(req)
 	if err != nil {
 		return caseResult{Kind: "request", Error: err.Error()}
+	}
+	if req.Server == nil || *req.Server {
+		if refused := serverSteps(t, v, req.Conversation.Think, req.Lenient); refused != "" {
+			return caseResult{Kind: "capability", Error: refused}
+		}
 	}
 	var out limitedBuffer
 	if err := t.execute(&out, v); err != nil {
@@ -295,6 +325,62 @@ func requestValues(req *request) (*values, error) {
 }
 
 var defaultClock = clock
+
+// serverSteps applies what Ollama's ChatHandler (GenerateHandler for fill-in-the-middle) does
+// to a request before Template.Execute, as far as the template alone decides it: a thinking
+// template turns an absent think into true; think (true or a level) on a template without
+// thinking, tools on one without tools, or a suffix on one without insert is answered 400
+// (refused names the missing capability; with lenient the option is dropped instead); images
+// become [img-N] tags in the message contents. Returns "" when the request goes on.
+func serverSteps(t *ollamaTemplate, v *values, think *thinkValue, lenient bool) (refused string) {
+	wantsThink := think != nil && (v.Think || v.ThinkLevel != "")
+	switch {
+	case t.has("thinking"):
+		if think == nil {
+			v.Think, v.ThinkLevel, v.IsThinkSet = (&thinkValue{value: true}).think()
+		}
+	case wantsThink:
+		if !lenient {
+			return "thinking"
+		}
+		v.Think, v.ThinkLevel, v.IsThinkSet = false, "", false
+	}
+	fim := v.Prompt != "" && v.Suffix != ""
+	if fim && !t.has("insert") && !lenient {
+		return "insert"
+	}
+	if !fim && len(v.Tools) > 0 && !t.has("tools") {
+		if !lenient {
+			return "tools"
+		}
+		v.Tools = nil
+	}
+	v.Messages = tagImages(v.Messages)
+	return ""
+}
+
+// tagImages is Ollama's imageTaggedMessages (server/prompt.go) for a template-rendered model:
+// the images of all messages are numbered in order from 0, and each one either replaces the
+// next "[img]" of its message's content by "[img-N]" or, when none is left, adds "[img-N]" to a
+// prefix put before the content. Messages are copied; the images stay on them.
+func tagImages(msgs []apiMessage) []apiMessage {
+	out := slices.Clone(msgs)
+	n := 0
+	for i := range out {
+		prefix, content := "", out[i].Content
+		for range out[i].Images {
+			tag := fmt.Sprintf("[img-%d]", n)
+			n++
+			if strings.Contains(content, "[img]") {
+				content = strings.Replace(content, "[img]", tag, 1)
+			} else {
+				prefix += tag
+			}
+		}
+		out[i].Content = prefix + content
+	}
+	return out
+}
 
 func main() {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)

@@ -47,6 +47,10 @@ type ollamaTemplate struct {
 	tmpl *template.Template
 	vars []string
 
+	// caps are the capabilities Ollama reads from the template alone (server/images.go):
+	// "tools" and "insert" from Vars(), "thinking" when thinkingTags finds both tags.
+	caps []string
+
 	cutDone  bool
 	cutRoot  *parse.ListNode // the final-turn tree of the legacy path
 	cutPanic string          // non-empty when building the cut panics in Ollama
@@ -67,7 +71,118 @@ func parseOllama(src string) (*ollamaTemplate, error) {
 	if !slices.Contains(vars, "messages") && !slices.Contains(vars, "response") {
 		tmpl.Tree.Root.Nodes = append(tmpl.Tree.Root.Nodes, responseAction())
 	}
-	return &ollamaTemplate{tmpl: tmpl, vars: vars}, nil
+	return &ollamaTemplate{tmpl: tmpl, vars: vars, caps: templateCapabilities(tmpl, vars)}, nil
+}
+
+// templateCapabilities: what Ollama's Capabilities() adds for a Go template (tools when Vars()
+// has "tools", insert when it has "suffix", thinking when both think tags are inferred).
+func templateCapabilities(tmpl *template.Template, vars []string) []string {
+	caps := []string{}
+	if slices.Contains(vars, "tools") {
+		caps = append(caps, "tools")
+	}
+	if slices.Contains(vars, "suffix") {
+		caps = append(caps, "insert")
+	}
+	if open, closing := thinkingTags(tmpl.Tree.Root); open != "" && closing != "" {
+		caps = append(caps, "thinking")
+	}
+	return caps
+}
+
+func (t *ollamaTemplate) has(capability string) bool { return slices.Contains(t.caps, capability) }
+
+// thinkingTags is Ollama's thinking.InferTags on the root tree: for every field whose first
+// identifier is Thinking, when the nearest enclosing range iterates over a pipe that names a
+// field starting with Messages, the nearest enclosing list's first and last nodes give the
+// opening and closing tags (trimmed text; a node that is not text leaves the previous value).
+// Chains and variables are not looked into, nor are {{define}}d templates.
+func thinkingTags(root *parse.ListNode) (opening, closing string) {
+	var lists []*parse.ListNode
+	var ranges []*parse.RangeNode
+	var visit func(n parse.Node)
+	visitBranch := func(b *parse.BranchNode) {
+		if b.Pipe != nil {
+			visit(b.Pipe)
+		}
+		if b.List != nil {
+			visit(b.List)
+		}
+		if b.ElseList != nil {
+			visit(b.ElseList)
+		}
+	}
+	visit = func(n parse.Node) {
+		switch x := n.(type) {
+		case *parse.ListNode:
+			lists = append(lists, x)
+			for _, c := range x.Nodes {
+				visit(c)
+			}
+			lists = lists[:len(lists)-1]
+		case *parse.ActionNode:
+			visit(x.Pipe)
+		case *parse.IfNode:
+			visitBranch(&x.BranchNode)
+		case *parse.WithNode:
+			visitBranch(&x.BranchNode)
+		case *parse.RangeNode:
+			ranges = append(ranges, x)
+			visitBranch(&x.BranchNode)
+			ranges = ranges[:len(ranges)-1]
+		case *parse.TemplateNode:
+			if x.Pipe != nil {
+				visit(x.Pipe)
+			}
+		case *parse.PipeNode:
+			for _, c := range x.Cmds {
+				visit(c)
+			}
+		case *parse.CommandNode:
+			for _, a := range x.Args {
+				visit(a)
+			}
+		case *parse.FieldNode:
+			if x.Ident[0] != "Thinking" || len(ranges) == 0 || len(lists) == 0 {
+				return
+			}
+			if !pipeNamesField(ranges[len(ranges)-1].Pipe, "Messages") {
+				return
+			}
+			l := lists[len(lists)-1]
+			if t, ok := l.Nodes[0].(*parse.TextNode); ok {
+				opening = strings.TrimSpace(string(t.Text))
+			}
+			if t, ok := l.Nodes[len(l.Nodes)-1].(*parse.TextNode); ok {
+				closing = strings.TrimSpace(string(t.Text))
+			}
+		}
+	}
+	visit(root)
+	return opening, closing
+}
+
+// pipeNamesField: a field node whose first identifier is name, anywhere in the pipe (through
+// nested pipes and commands, not chains).
+func pipeNamesField(pipe *parse.PipeNode, name string) bool {
+	if pipe == nil {
+		return false
+	}
+	for _, cmd := range pipe.Cmds {
+		for _, arg := range cmd.Args {
+			switch a := arg.(type) {
+			case *parse.FieldNode:
+				if a.Ident[0] == name {
+					return true
+				}
+			case *parse.PipeNode:
+				if pipeNamesField(a, name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func responseAction() *parse.ActionNode {
