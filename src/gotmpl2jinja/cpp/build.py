@@ -118,7 +118,6 @@ def _build_key(recipe: EngineRecipe) -> str:
                  *recipe.includes, *_CXXFLAGS):
         digest.update(part.encode() + b"\0")
     digest.update((HERE / recipe.driver).read_bytes())
-    digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
 
 
