@@ -36,7 +36,7 @@ from gotmpl2jinja.errors import RenderError
 #: Seconds one batch may take before the driver is killed (and restarted for the next request).
 BATCH_TIMEOUT = 60.0
 
-_RAISE_CALL = re.compile(r"raise_exception\(\s*'((?:[^'\\]|\\.)*)'")
+_RAISE_CALL = re.compile(r"""raise_exception\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 
 
 def openai_body(context: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +151,8 @@ class CppEngine:
         message = str(item.get("error", "unknown error"))
         raised = item.get("raised")
         if raised is None:  # minja: its raise_exception carries only the template's message
-            raised = any(message.startswith(_unescape(m)) for m in _RAISE_CALL.findall(template))
+            raised = any(message.startswith(_unescape(single or double))
+                         for single, double in _RAISE_CALL.findall(template))
         if raised:
             return TemplateRaised(message)
         return RenderError(f"{self.name}: {first_message_line(message)}")

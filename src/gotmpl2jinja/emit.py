@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from gotmpl2jinja import nodes
+from gotmpl2jinja import nodes, runtime
 from gotmpl2jinja.analysis import (
     FIELDS,
     MAP_VALUES,
@@ -38,6 +38,7 @@ from gotmpl2jinja.analysis import (
 )
 from gotmpl2jinja.capabilities import has_thinking
 from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.runtime import sorted_items
 
 INDENT = "    "
 
@@ -691,7 +692,7 @@ class Emitter:
         elif coll.type in MAP_VALUES:
             elem_type, natural_key, natural = MAP_VALUES[coll.type]
             key_name = natural_key
-            iterable = f"{self.concrete(coll).wrap(ATOM)}|dictsort(case_sensitive=true)"
+            iterable = sorted_items(self.concrete(coll).wrap(ATOM))
         elif coll.type in (GoType.NIL, GoType.NO_DATA):
             # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
@@ -1029,6 +1030,15 @@ class Emitter:
             return const_expr(True)
         if t == GoType.RAISE:
             return e
+        # minja takes an empty mapping as true: a map's truth is spelled as its length
+        if t in MAP_VALUES:
+            a = e.wrap(ATOM)
+            return replace(e, code=f"({a} and {a}|length > 0)", type=GoType.BOOL, prec=ATOM,
+                           negated=None)
+        if t == GoType.ANY:
+            a = e.wrap(ATOM)
+            return replace(e, code=f"({a}|length > 0 if {a} is mapping else {a})",
+                           type=GoType.BOOL, prec=ATOM, negated=None)
         if e.prec <= COND:  # `{% if a if b else c %}` does not parse
             return replace(e, code=f"({e.code})", prec=ATOM, negated=None)
         return e
@@ -1741,8 +1751,6 @@ class Emitter:
             "    contract (variables: messages, tools, enable_thinking, reasoning_effort). #}",
         ]
         if self.macros:
-            from gotmpl2jinja import runtime
-
             lines.append(runtime.macro_block(sorted(self.macros)))
         return lines
 

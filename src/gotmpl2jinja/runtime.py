@@ -188,11 +188,65 @@ _DEPS: dict[str, tuple[str, ...]] = {}
 _PARAMS: dict[str, tuple[str, ...]] = {}
 
 
+#: Jinja spellings that look like names but are not a macro's variables.
+_NOT_LOCAL = {"loop", "true", "false", "none", "not", "and", "or", "in", "is", "if", "else",
+              "elif", "endif", "for", "endfor", "set", "macro", "endmacro", "namespace", "range",
+              "raise_exception", "strftime_now", "defined"}
+_LOCAL_DEFS = re.compile(r"\{%-?\s*(?:set\s+(\w+)\s*=|for\s+(\w+)(?:\s*,\s*(\w+))?\s+in\b)")
+_STRING_OR_NAME = re.compile(
+    r"\{#.*?#\}|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|(?<![\w.|])([A-Za-z_]\w*)\b(?!\s*=[^=])")
+_TEST_OR_FILTER = re.compile(r"(?:\bis\s+(?:not\s+)?|\|\s*)$")
+
+
+def _abbreviation(name: str) -> str:
+    """A short prefix for `name`'s variables: its words' initials (`json_property` → `jp`)."""
+    base = "".join(word[0] for word in name.strip("_").split("_"))
+    prefix, n = base, 1
+    while prefix in _PREFIXES.values() and _PREFIXES.get(name) != prefix:
+        n += 1
+        prefix = f"{base}{n}"
+    _PREFIXES[name] = prefix
+    return prefix
+
+
+_PREFIXES: dict[str, str] = {}
+
+
+def _own_names(name: str, params: str, body: str) -> tuple[str, str]:
+    """Give every parameter and local of macro `name` a name only it uses (`p` → `jp_p`).
+
+    Why: minja (llama.cpp before b7756) runs a macro in its caller's scope, so a callee's
+    parameters and `set`s overwrite the caller's variables of the same name. With names of
+    their own, macros never clobber each other or the template's variables; a recursive macro
+    reads nothing but loop variables (which minja keeps) after calling itself.
+    """
+    prefix = _abbreviation(name)
+    names = {p.strip() for p in params.split(",") if p.strip()}
+    for match in _LOCAL_DEFS.finditer(body):
+        names |= {g for g in match.groups() if g}
+    names -= _NOT_LOCAL
+
+    def rename(match: re.Match[str]) -> str:
+        word = match.group(1)
+        if word is None or word not in names:
+            return match.group(0)
+        if _TEST_OR_FILTER.search(body[max(0, match.start() - 8):match.start()]):
+            return word
+        return f"{prefix}_{word}"
+
+    new_params = ", ".join(f"{prefix}_{p.strip()}" for p in params.split(",") if p.strip())
+    body = re.sub(r"(\{%-?\s*set\s+)(\w+)(\s*=)",
+                  lambda m: m.group(1) + (f"{prefix}_{m.group(2)}" if m.group(2) in names
+                                          else m.group(2)) + m.group(3), body)
+    return new_params, _STRING_OR_NAME.sub(rename, body)
+
+
 def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = ()) -> None:
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", _lit("\u2028"))
     body = body.replace("@PS@", _lit("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
     body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
     body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
+    params, body = _own_names(name, params, body)
     _SOURCES[name] = _m(name, params, body)
     _DOCS[name] = doc
     _DEPS[name] = deps
@@ -450,53 +504,54 @@ _define(
 {%- set desc = p.get('description') -%}{%- set enum = p.get('enum') -%}
 {%- set props = p.get('properties') -%}{%- set req = p.get('required') -%}
 {%- set types = [t] if t is string else (t if t is not none else []) -%}
-{%- set has_anyof = anyof is not none and anyof|length > 0 -%}
-{%- set has_type = types|length > 0 -%}
-{%- set has_items = items is not none -%}
-{%- set has_desc = desc is not none and desc != '' -%}
-{%- set has_enum = enum is not none and enum|length > 0 -%}
-{%- set has_props = props is not none -%}
-{%- set has_req = req is not none and req|length > 0 -%}
+{%- for st in [{'anyof': anyof, 'types': types, 'item': items, 'desc': desc, 'enum': enum,
+    'props': props, 'req': req,
+    'has_anyof': anyof is not none and anyof|length > 0, 'has_type': types|length > 0,
+    'has_items': items is not none, 'has_desc': desc is not none and desc != '',
+    'has_enum': enum is not none and enum|length > 0, 'has_props': props is not none,
+    'has_req': req is not none and req|length > 0}] -%}
 {{- '{' -}}
-{%- if has_anyof -%}
+{%- if st.has_anyof -%}
 {{- '"anyOf":[' -}}
-{%- for a in anyof -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{%- for a in st.anyof -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
-{%- if has_type -%}
-{{- (',' if has_anyof else '') ~ '"type":' -}}
-{%- if types|length == 1 -%}{{- json_string(types[0]) -}}
+{%- if st.has_type -%}
+{{- (',' if st.has_anyof else '') ~ '"type":' -}}
+{%- if st.types|length == 1 -%}{{- json_string(st.types[0]) -}}
 {%- else -%}
 {{- '[' -}}
-{%- for x in types -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
+{%- for x in st.types -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- endif -%}
-{%- if has_items -%}
-{{- (',' if has_anyof or has_type else '') ~ '"items":' ~ json_value(items) -}}
+{%- if st.has_items -%}
+{{- (',' if st.has_anyof or st.has_type else '') ~ '"items":' ~ json_value(st.item) -}}
 {%- endif -%}
-{%- if has_desc -%}
-{{- (',' if has_anyof or has_type or has_items else '') ~ '"description":' ~ json_string(desc) -}}
+{%- if st.has_desc -%}
+{{- (',' if st.has_anyof or st.has_type or st.has_items else '') ~ '"description":'
+    ~ json_string(st.desc) -}}
 {%- endif -%}
-{%- if has_enum -%}
-{{- (',' if has_anyof or has_type or has_items or has_desc else '') ~ '"enum":'
-    ~ json_value(enum) -}}
+{%- if st.has_enum -%}
+{{- (',' if st.has_anyof or st.has_type or st.has_items or st.has_desc else '') ~ '"enum":'
+    ~ json_value(st.enum) -}}
 {%- endif -%}
-{%- if has_props -%}
-{{- (',' if has_anyof or has_type or has_items or has_desc or has_enum else '')
+{%- if st.has_props -%}
+{{- (',' if st.has_anyof or st.has_type or st.has_items or st.has_desc or st.has_enum else '')
     ~ '"properties":{' -}}
-{%- for k in props -%}
-{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(props[k]) -}}
+{%- for k, x in st.props|items -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
-{%- if has_req -%}
-{{- (',' if has_anyof or has_type or has_items or has_desc or has_enum or has_props else '')
-    ~ '"required":[' -}}
-{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{%- if st.has_req -%}
+{{- (',' if st.has_anyof or st.has_type or st.has_items or st.has_desc or st.has_enum
+    or st.has_props else '') ~ '"required":[' -}}
+{%- for r in st.req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {{- '}' -}}
+{%- endfor -%}
 """,
     ("json_string", "json_value"),
 )
@@ -673,15 +728,18 @@ _define(
 {%- if p.get('properties') is not none -%}
 {{- raise_exception('a tool property with nested properties prints a Go pointer address') -}}
 {%- endif -%}
-{%- set anyof = p.get('anyOf') -%}{%- set items = p.get('items') -%}
+{%- for q in [p] -%}
 {{- '{[' -}}
-{%- if anyof is not none -%}
-{%- for a in anyof -%}{{- (' ' if not loop.first else '') ~ print_property(a) -}}{%- endfor -%}
+{%- if q.get('anyOf') is not none -%}
+{%- for a in q.get('anyOf') -%}
+{{- (' ' if not loop.first else '') ~ print_property(a) -}}
+{%- endfor -%}
 {%- endif -%}
-{{- '] ' ~ print_property_type(p) ~ ' '
-    ~ ('<nil>' if items is none else _go_print(items)) ~ ' '
-    ~ p.get('description', '') ~ ' '
-    ~ print_slice(p.get('enum')) ~ ' <nil> ' ~ print_strings(p.get('required')) ~ '}' -}}
+{{- '] ' ~ print_property_type(q) ~ ' '
+    ~ ('<nil>' if q.get('items') is none else _go_print(q.get('items'))) ~ ' '
+    ~ q.get('description', '') ~ ' '
+    ~ print_slice(q.get('enum')) ~ ' <nil> ' ~ print_strings(q.get('required')) ~ '}' -}}
+{%- endfor -%}
 """,
     ("print_property_type", "print_slice", "print_strings", "_go_print"),
 )
