@@ -205,12 +205,15 @@ def test_every_macro_is_one_self_contained_block() -> None:
 
 
 def test_macro_source_uses_only_portable_escapes() -> None:
-    """Only `\\n \\t \\r \\b \\f \\\\ \\' \\"` inside literals: llama.cpp refuses `\\u`, `\\x`
-    and `\\0` and minja drops their backslash, so other characters are written as themselves."""
+    """Only `\\n \\t \\r \\b \\f \\\\ \\' \\"` inside literals (llama.cpp refuses `\\u`, `\\x`,
+    `\\0`; minja drops their backslash), and no control character but the newline: the two
+    characters no portable escape can write, U+2028 and U+2029, stand as themselves."""
     source = macro_source(public_macros())
     escaped = {m.group(1) for m in re.finditer(r"\\(.)", source, re.S)}
     assert escaped <= set("ntrbf\\'\""), escaped
-    assert "\x01" in source and "\u2028" in source  # written raw, not escaped
+    assert "\\u" not in source.replace("\\\\u", ""), "a \\u escape in a literal"
+    assert all(ch == "\n" or " " <= ch != "\x7f" for ch in source)
+    assert "\u2028" in source and "\u2029" in source
 
 
 def test_macro_source_writes_nothing_and_is_whitespace_neutral(engines: list[Engine]) -> None:

@@ -101,28 +101,6 @@ def _lit(text: str) -> str:
     return "'" + "".join(out) + "'"
 
 
-# Go encoding/json's string escaping (HTMLEscape on, as json.Marshal does). Backslash first, so
-# the backslashes written by later replacements are not doubled again.
-_JSON_STRING_ESCAPES: list[tuple[str, str]] = [
-    ("\\", "\\\\"),
-    ('"', '\\"'),
-    ("\n", "\\n"),
-    ("\r", "\\r"),
-    ("\t", "\\t"),
-    ("\b", "\\b"),
-    ("\f", "\\f"),
-    *[(chr(c), f"\\u{c:04x}") for c in range(0x20) if chr(c) not in "\n\r\t\b\f"],
-    ("<", "\\u003c"),
-    (">", "\\u003e"),
-    ("&", "\\u0026"),
-    ("\u2028", "\\u2028"),
-    ("\u2029", "\\u2029"),
-]
-
-_REPLACES = [f".replace({_lit(old)}, {_lit(new)})" for old, new in _JSON_STRING_ESCAPES]
-#: The chain, a few replacements a line (whitespace inside an expression prints nothing).
-_ESCAPE_CHAIN = "\n".join("".join(_REPLACES[i:i + 3]) for i in range(0, len(_REPLACES), 3))
-
 #: Enough zeros for any plain (non-exponent) layout of a float64 by `json` or `%v`.
 _ZEROS = "'" + "0" * 24 + "'"
 
@@ -261,14 +239,35 @@ _define(
     "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
     "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
     "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
-    # Fast path: when the engine's own tojson leaves the string alone, it has no `"`, `\\` or
-    # control character (every JSON encoder escapes those), so only Go's HTML escapes remain.
+    # Every engine's tojson escapes `"`, `\\` and control characters as Go does (`\\n`, `\\b`,
+    # `\\u0001`, measured); Go also escapes `<` `>` `&` U+2028 U+2029, and minijinja escapes `<`
+    # `>` `&` `'`: strings with one of those six are split on them (_json_pieces).
     """
-{%- if '<' not in s and '>' not in s and '&' not in s and @LS@ not in s
-    and @PS@ not in s and (s|tojson) == '"' ~ s ~ '"' -%}
-{{- '"' ~ s ~ '"' -}}
+{%- if '<' not in s and '>' not in s and '&' not in s and "'" not in s and @LS@ not in s
+    and @PS@ not in s -%}
+{{- s|tojson -}}
 {%- else -%}
-{{- '"' ~ s""" + _ESCAPE_CHAIN + """ ~ '"' -}}
+{{- '"' ~ _json_pieces(s, 0) ~ '"' -}}
+{%- endif -%}
+""",
+    ("_json_pieces",),
+)
+
+_define(
+    "_json_pieces", "s, i",
+    "Internal: the inside of Go's JSON string for `s`, split on the i-th of `<` `>` `&` `'` "
+    "U+2028 U+2029 and on the rest after it: each piece through the engine's tojson, the "
+    "separators as Go writes them (`\\u003c` `\\u003e` `\\u0026` `'` `\\u2028` `\\u2029`).",
+    """
+{%- if i == 6 -%}{{- (s|tojson)[1:-1] -}}
+{%- else -%}
+{%- for st in [{'sep': ['<', '>', '&', "'", @LS@, @PS@][i],
+    'esc': ['\\\\u003c', '\\\\u003e', '\\\\u0026', "'", '\\\\u2028', '\\\\u2029'][i],
+    'next': i + 1}] -%}
+{%- for piece in s.split(st.sep) -%}
+{{- (st.esc if not loop.first else '') ~ _json_pieces(piece, st.next) -}}
+{%- endfor -%}
+{%- endfor -%}
 {%- endif -%}
 """,
 )
