@@ -10,6 +10,7 @@ import pytest
 from gotmpl2jinja.engines import (
     ENGINES,
     Engine,
+    EngineError,
     TemplateRaised,
     get_engine,
     get_engines,
@@ -41,7 +42,7 @@ def test_registry_has_the_four_configurations() -> None:
 
 
 def test_unknown_engine_is_a_clear_error() -> None:
-    with pytest.raises(RenderError, match="unknown engine 'jinja3'; choose from jinja2"):
+    with pytest.raises(EngineError, match=r"unknown engine\(s\) jinja3; choose from jinja2"):
         get_engines(["jinja3"])
 
 

@@ -28,13 +28,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gotmpl2jinja.engines import EngineTimeout
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ModelfileError,
     ReferenceRendererError,
     TemplateSyntaxError,
 )
-from gotmpl2jinja.formats import write_output
+from gotmpl2jinja.formats import OutputError, write_output
 from gotmpl2jinja.inputs import (
     OLLAMA_PREFIX,
     TEMPLATE_SUFFIXES,
@@ -46,20 +47,25 @@ from gotmpl2jinja.inputs import (
     source_from_model,
 )
 from gotmpl2jinja.modelfile import looks_like_modelfile
+from gotmpl2jinja.reference import RenderTimeout
 
 VERIFIED = "converted+verified"
 DIVERGED = "diverged"
 NOT_TRANSLATABLE = "not translatable"
 INVALID_INPUT = "invalid input"
 INTERNAL_ERROR = "internal error"
-STATUSES: tuple[str, ...] = (VERIFIED, DIVERGED, NOT_TRANSLATABLE, INVALID_INPUT, INTERNAL_ERROR)
+WRITE_FAILED = "not written"
+STATUSES: tuple[str, ...] = (VERIFIED, DIVERGED, NOT_TRANSLATABLE, INVALID_INPUT, INTERNAL_ERROR,
+                             WRITE_FAILED)
 
 STATUS_MEANINGS = {
     VERIFIED: "written; rendered what Ollama renders on every case and engine",
     DIVERGED: "translated, but an engine rendered differently; not written",
     NOT_TRANSLATABLE: "the translator refuses a construct (where and why given); not written",
     INVALID_INPUT: "Ollama itself would reject the input (where and why given)",
-    INTERNAL_ERROR: "a bug of gotmpl2jinja on this item; not written",
+    INTERNAL_ERROR: "a bug of gotmpl2jinja on this item, or its verification did not finish "
+    "in time; not written",
+    WRITE_FAILED: "verified, but its file could not be written (why given)",
 }
 
 MIGRATE_FORMATS: tuple[str, ...] = ("jinja", "hf", "lmstudio")
@@ -232,7 +238,7 @@ def _divergence_json(div: Any) -> dict[str, Any]:
 
 
 def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int, force: bool,
-                 models_dir: Path | None) -> Item:
+                 models_dir: Path | None, engines: list[str] | None = None) -> Item:
     """Convert, verify and (when verified) write one input; every expected failure is an Item.
 
     A broken reference renderer (Go missing…) is not an item's fault: it is raised.
@@ -260,9 +266,12 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
         return item
     try:
         result = verify_template(
-            source.template, jinja, cases=cases, seed=seed, name=source.name,
+            source.template, jinja, cases=cases, seed=seed, name=source.name, engines=engines,
             render=go_renderer(source) if source.has_modelfile_rule else None,
         )
+    except (RenderTimeout, EngineTimeout) as exc:  # this item loops: its verdict, not the run's
+        item.status, item.reason = INTERNAL_ERROR, f"verification did not finish: {exc}"
+        return item
     except ReferenceRendererError:
         raise
     except Exception as exc:  # noqa: BLE001 - an engine or harness bug on one item
@@ -278,8 +287,14 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
         item.divergence = _divergence_json(first)
         return item
     target = out / planned.output
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_output(jinja, fmt, target, force=force, stop=source.stop)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_output(jinja, fmt, target, force=force, stop=source.stop)
+    except (OSError, OutputError) as exc:  # a full disk, a read-only folder: say so, go on
+        item.status = WRITE_FAILED
+        item.reason = str(exc) if isinstance(exc, OutputError) else \
+            f"cannot write {target}: {exc.strerror or exc}"
+        return item
     item.status, item.output = VERIFIED, planned.output
     return item
 
@@ -324,12 +339,13 @@ def report_paths(out: Path, report: Path | None) -> tuple[Path, Path]:
 def migrate(
     src: str | Path, out: str | Path, *, fmt: str = "jinja", cases: int = DEFAULT_CASES,
     seed: int = 0, force: bool = False, store: str | None = None, report: str | Path | None = None,
-    progress: Progress | None = None,
+    progress: Progress | None = None, engines: list[str] | None = None,
 ) -> MigrationReport:
     """Convert and verify everything under `src` (plus every installed model when `store` is
     not None: "" = the default Ollama store, else its models directory), write the verified
     outputs under `out` mirroring `src`, and write the report. Raises MigrateError before doing
-    anything when it cannot run or would overwrite without `force`."""
+    anything when it cannot run or would overwrite without `force`. `engines`: the Jinja
+    engines to verify on (default every available one)."""
     if fmt not in MIGRATE_FORMATS:
         raise MigrateError(f"unknown format {fmt!r}; choose one of {', '.join(MIGRATE_FORMATS)}")
     if cases < 1:
@@ -372,7 +388,7 @@ def migrate(
         if progress is not None:
             progress(index, len(planned), item.label)
         result.items.append(migrate_item(item, out_path, fmt=fmt, cases=cases, seed=seed,
-                                         force=force, models_dir=models_dir))
+                                         force=force, models_dir=models_dir, engines=engines))
     if progress is not None:
         progress(len(planned), len(planned), "")
     write_output(markdown_report(result), "jinja", md_path, force=force)

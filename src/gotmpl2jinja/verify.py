@@ -31,9 +31,12 @@ from gotmpl2jinja.engines import (
     DEFAULT_NOW,
     ENGINES,
     Engine,
-    get_engines,
+    EngineTimeout,
+    get_engine,
     is_raised,
     render_many,
+    select_engines,
+    unknown_engine,
 )
 from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError, RenderError
 
@@ -100,6 +103,8 @@ class VerifyResult:
     counts: dict[str, EngineTally]
     divergences: list[Divergence] = field(default_factory=list)
     seed: int = 0
+    #: Engines not run because they are unavailable here, with the reason for each.
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -453,7 +458,8 @@ def verify_template(
         jinja_source = _translate(go_source, name)
     if cases < 0 or (exhaustive is not None and exhaustive < 0):
         raise Gotmpl2JinjaError("cases and the exhaustive depth must not be negative")
-    chosen = get_engines(engines)
+    selection = select_engines(engines)
+    chosen = [get_engine(name) for name in selection.used]
     go_single: GoRenderer = render or BARE
     go_batch = go_single.many if isinstance(go_single, GoSide) else one_by_one(go_single)
     checker = _Checker(go_source, jinja_source, chosen, go_single, go_batch,
@@ -478,7 +484,7 @@ def verify_template(
 
     return VerifyResult(
         name=name, cases=checker.cases, engines=[e.name for e in chosen],
-        counts=checker.counts, divergences=divergences, seed=seed,
+        counts=checker.counts, divergences=divergences, seed=seed, skipped=selection.skipped,
     )
 
 
@@ -524,10 +530,7 @@ def parse_engine_list(text: str | None) -> list[str] | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in ENGINES]
     if unknown or not names:
-        raise Gotmpl2JinjaError(
-            f"unknown engine(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(ENGINES)}"
-        )
+        raise unknown_engine(unknown)
     return names
 
 
@@ -549,17 +552,19 @@ class FileVerdict:
 def verify_file(
     path: Path, *, jinja_path: Path | None = None, cases: int = 200,
     exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
-    progress: Progress | None = None,
+    progress: Progress | None = None, kind: str = "auto",
 ) -> FileVerdict:
     """Verify one input file — a Go template, or a Modelfile with its SYSTEM/MESSAGE rule on
     both sides (`inputs.convert_source`'s preamble against Ollama's render with the rule) —
     against `jinja_path`, or against its translation. An unreadable, unparsable or
-    untranslatable input is a verdict (its message placed in the file), not a crash."""
+    untranslatable input is a verdict (its message placed in the file), not a crash; so is a
+    render that runs past the timeout, on Go or an engine. `kind` is `load_source`'s."""
     from gotmpl2jinja.inputs import go_renderer, load_source
+    from gotmpl2jinja.reference import RenderTimeout
 
     verdict = FileVerdict(path=str(path))
     try:
-        source = load_source(str(path))
+        source = load_source(str(path), kind=kind)
     except Gotmpl2JinjaError as exc:  # ModelfileError, InputError: placed already
         if exc.name is None:
             exc.name = str(path)
@@ -578,6 +583,9 @@ def verify_file(
             engines=engines, seed=seed, name=path.stem, progress=progress,
             render=go_renderer(source) if source.has_modelfile_rule else None,
         )
+    except (RenderTimeout, EngineTimeout) as exc:  # this file's fault: say so, check the next
+        verdict.error = f"{path}: {exc}"
+        return verdict
     except ReferenceRendererError:
         raise
     except Gotmpl2JinjaError as exc:

@@ -36,7 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gotmpl2jinja.errors import ReferenceRendererError, RenderError, TemplateSyntaxError
+from gotmpl2jinja.errors import (
+    Gotmpl2JinjaError,
+    ReferenceRendererError,
+    RenderError,
+    TemplateSyntaxError,
+)
 from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, RendererClient, decode_output
 
 __all__ = [
@@ -295,7 +300,11 @@ def check_conversation(conversation: Any) -> None:
 
 
 def load_conversation(path: str) -> dict[str, Any]:
-    """Read a conversation JSON file (`-` for standard input); a bad file gives FILE:LINE:COL."""
+    """Read a conversation JSON file (`-` for standard input) and hold it to the contract's
+    format (`conversation.validate`: no null content, no images, no unknown or miscapitalised
+    key anywhere); a bad file gives FILE:LINE:COL or a sentence saying where."""
+    from gotmpl2jinja.conversation import validate
+
     name = "<stdin>" if path == "-" else path
     raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     try:
@@ -306,6 +315,15 @@ def load_conversation(path: str) -> dict[str, Any]:
         ) from None
     except UnicodeDecodeError as exc:
         raise ReferenceRendererError(f"{name}: not UTF-8 ({exc.reason})") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ReferenceRendererError(f"{name}: a number Ollama cannot read ({exc})") from None
+    except RecursionError:
+        raise ReferenceRendererError(f"{name}: the JSON nests too deeply") from None
+    try:
+        validate(data)
+    except Gotmpl2JinjaError as exc:
+        exc.name = exc.name or name
+        raise
     check_conversation(data)
     return data  # type: ignore[no-any-return]
 
