@@ -16,11 +16,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+if TYPE_CHECKING:
+    from gotmpl2jinja.engines import EngineSelection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,7 +99,7 @@ def engine_options(func: F) -> F:
 
 
 def choose_engines(engines: str | None, require_all: bool, timeout: float | None,
-                   quiet: bool = False) -> list[str]:
+                   quiet: bool = False) -> EngineSelection:
     """The engines a run uses (printed on stderr with those skipped and why, unless `quiet`:
     with --json the JSON says it); sets the render timeout of the Go renderer and engines."""
     from gotmpl2jinja.engines import select_engines, set_render_timeout
@@ -109,7 +112,7 @@ def choose_engines(engines: str | None, require_all: bool, timeout: float | None
     if timeout is not None:
         set_render_timeout(timeout)
         shared_renderer().timeout = timeout
-    return selection.used
+    return selection
 
 
 def check_output_target(output: str, force: bool) -> Path:
@@ -324,16 +327,18 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
             f"no templates (*.gotmpl, *.tmpl) or Modelfiles found in {', '.join(inputs)}")
     if jinja_file is not None and len(paths) != 1:
         raise click.UsageError("--jinja takes exactly one INPUT (a template or a Modelfile)")
-    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     verdicts = []
     with _verify_progress() as progress:
         for path in paths:
             task = progress.add_task(path.name, total=total) if progress else None
             verdict = harness.verify_file(
                 path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
-                exhaustive=depth, engines=engine_names, seed=seed, kind=kind,
+                exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
                 progress=_task_progress(progress, task) if progress else None,
             )
+            if verdict.result is not None:
+                verdict.result.skipped = dict(selection.skipped)
             if progress:
                 progress.remove_task(task)
             verdicts.append(verdict)
@@ -474,7 +479,7 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
 
     from gotmpl2jinja import migrate as batch
 
-    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
+    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json).used
     with batch.rich_progress() as progress:
         result = batch.migrate(src, out, fmt=fmt, cases=cases, seed=seed, force=force,
                                store=store, report=report, progress=progress,
@@ -538,7 +543,7 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
                                + ("" if folders else " (give FOLDERS: the default is a "
                                   "checkout's fixtures/)"))
     target = check_output_target(output, force) if output else None
-    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
+    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json).used
     rows = sweeping.sweep(
         chosen, cases=cases, exhaustive=exhaustive, seed=seed,
         engines=engine_names,

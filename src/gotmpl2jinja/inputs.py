@@ -133,13 +133,18 @@ def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None,
         as_modelfile = looks_like_modelfile(name, head)
         sniffed = as_modelfile and name == "<stdin>"  # a file's name says what it is
     if as_modelfile:
-        modelfile = parse_modelfile(data, name=name)
+        hint = ("read as a Modelfile (its first line that is not blank or a # comment starts "
+                "with a Modelfile command); pass --as template to read it as a Go template")
+        try:
+            modelfile = parse_modelfile(data, name=name)
+        except Gotmpl2JinjaError as exc:
+            if sniffed:
+                exc.message += f" ({hint})"
+            raise
         source = source_from_modelfile(modelfile, models_dir=models_dir)
         source.origin = template_origin(decode_modelfile(data), modelfile, source)
         if sniffed:
-            source.warnings.insert(0, f"{name}: read as a Modelfile (its first line that is "
-                                   "not blank or a # comment is a Modelfile command); pass "
-                                   "--as template to read it as a Go template")
+            source.warnings.insert(0, f"{name}: {hint}")
         return source
     return Source(name=name, template=decode_template(data, name), kind="template")
 
