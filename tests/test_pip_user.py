@@ -509,3 +509,23 @@ def test_render_has_no_option_that_does_nothing(tmp_path: Path) -> None:
     conv = write_json(tmp_path / "c.json", HELLO)
     result = run("render", "--ollama", str(CHATML), str(conv))
     assert result.exit_code == 2 and "No such option '--ollama'" in result.output
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns count characters everywhere
+
+
+@pytest.mark.parametrize("command", ["convert", "parse"])
+def test_template_error_columns_count_characters(command: str) -> None:
+    result = run(command, "-", input="ééé{{ .Foo bar }}")
+    assert result.exit_code == 1
+    assert result.output == "<stdin>:1:12: function 'bar' not defined\n"  # 'b' is character 12
+
+
+def test_modelfile_and_template_columns_agree(tmp_path: Path) -> None:
+    modelfile = tmp_path / "Modelfile"
+    modelfile.write_text("FROM x\nTEMPLATE ééé{{ .Foo bar }}\n", encoding="utf-8")
+    result = run("convert", str(modelfile))
+    assert result.output == f"{modelfile}:2:21: function 'bar' not defined\n"  # 9 + 3 + 8 + 1
+    verified = run("verify", str(modelfile), "--cases", "1", "--engines", "jinja2")
+    assert f"error: {modelfile}:2:21: function 'bar' not defined" in verified.stdout

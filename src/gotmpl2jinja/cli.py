@@ -152,11 +152,17 @@ def cli() -> None:
 @friendly_errors
 def parse(file: str, as_json: bool) -> None:
     """Parse a Go template and print its AST (and Ollama's parse-time facts)."""
+    from gotmpl2jinja.inputs import char_column
     from gotmpl2jinja.parser import parse as parse_template
     from gotmpl2jinja.show import ast_to_json, ast_to_text
 
     name, text = read_source(file)
-    template = parse_template(text, name=name)
+    try:
+        template = parse_template(text, name=name)
+    except Gotmpl2JinjaError as exc:  # columns in characters, as every other message counts
+        if exc.line is not None:
+            exc.col = char_column(text, exc.line, exc.col)
+        raise
     click.echo(ast_to_json(template) if as_json else ast_to_text(template))
 
 

@@ -72,7 +72,10 @@ class Source:
     origin: tuple[int, int] | None = None
 
     def locate(self, line: int, col: int | None) -> tuple[int, int | None]:
-        """A template position (1-based) as a position in the file the user has open."""
+        """A template position (1-based; the parser's column counts UTF-8 bytes, as Go's
+        positions do) as a position in the file the user has open, its column counted in
+        characters, as an editor and the Modelfile parser count it."""
+        col = char_column(self.template, line, col)
         if self.origin is None:
             return line, col
         first_line, first_col = self.origin
@@ -84,6 +87,19 @@ class Source:
     def has_modelfile_rule(self) -> bool:
         """True when Ollama would rewrite the conversation (a non-empty SYSTEM, or MESSAGEs)."""
         return bool(self.system) or bool(self.messages)
+
+
+def char_column(text: str, line: int, col: int | None) -> int | None:
+    """A byte-counted column of `text` (Go's and the parser's) as a character-counted one:
+    the column every message of this tool gives, so that a Modelfile error and a template
+    error count alike."""
+    if col is None or text.isascii():
+        return col
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return col
+    head = lines[line - 1].encode("utf-8", "surrogatepass")[: max(col - 1, 0)]
+    return len(head.decode("utf-8", "ignore")) + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,7 +147,8 @@ def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None,
     if kind == "auto" and not name.lower().endswith(TEMPLATE_SUFFIXES):
         head = data[:4096].decode("utf-8", "replace")
         as_modelfile = looks_like_modelfile(name, head)
-        sniffed = as_modelfile and name == "<stdin>"  # a file's name says what it is
+        # a file's name says what it is; a Modelfile that starts with FROM is no surprise
+        sniffed = as_modelfile and name == "<stdin>" and not _starts_with_from(head)
     if as_modelfile:
         hint = ("read as a Modelfile (its first line that is not blank or a # comment starts "
                 "with a Modelfile command); pass --as template to read it as a Go template")
@@ -147,6 +164,15 @@ def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None,
             source.warnings.insert(0, f"{name}: {hint}")
         return source
     return Source(name=name, template=decode_template(data, name), kind="template")
+
+
+def _starts_with_from(text: str) -> bool:
+    """The first line that is not blank or a `#` comment is a FROM command."""
+    for raw in text.lstrip("\ufeff").splitlines():
+        stripped = raw.strip(" \t")
+        if stripped and not stripped.startswith("#"):
+            return stripped[:5].lower() in ("from ", "from\t")
+    return False
 
 
 def decode_template(data: bytes, name: str) -> str:

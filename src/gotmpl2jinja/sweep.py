@@ -229,8 +229,12 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
 def placed(exc: Gotmpl2JinjaError, item: SweepInput) -> str:
     """The error as FILE:LINE:COL: message in the file swept (a Modelfile's TEMPLATE position
     becomes a position in the Modelfile)."""
+    from gotmpl2jinja.inputs import char_column
+
     if exc.line is not None and item.modelfile is not None:
         exc.line, exc.col = item.modelfile.locate(exc.line, exc.col)
+    elif exc.line is not None and item.source is not None:
+        exc.col = char_column(item.source, exc.line, exc.col)
     exc.name = item.file
     return str(exc)
 
