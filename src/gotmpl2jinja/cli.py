@@ -602,9 +602,12 @@ def engines(ctx: click.Context) -> None:
 def engines_install(names: tuple[str, ...]) -> None:
     """Set up the engines NAMES (default: every one that has a setup step) and build the Go
     reference renderer; progress on stderr. Exit 1 if an engine named is still unavailable."""
-    from gotmpl2jinja.engines import setup_engines
+    from gotmpl2jinja.engines import ENGINES, setup_engines, unknown_engine
     from gotmpl2jinja.reference.driver import ensure_binary, stderr_note
 
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        raise unknown_engine(unknown)
     ensure_binary(progress=stderr_note)
     states = setup_engines(list(names) or None, stderr_note)
     failed = {n: why for n, why in states.items() if why is not None}

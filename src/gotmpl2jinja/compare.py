@@ -687,8 +687,12 @@ def tokens_from_tokenizer_config(path: Path) -> tuple[str, str]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise Gotmpl2JinjaError(f"{path}: not JSON: {exc.msg}", line=exc.lineno,
+        raise Gotmpl2JinjaError(f"not JSON: {exc.msg}", name=str(path), line=exc.lineno,
                                 col=exc.colno) from None
+    except ValueError as exc:  # not UTF-8, or an integer of more than 4300 digits
+        raise Gotmpl2JinjaError(f"{path}: not JSON this tool can read ({exc})") from None
+    except RecursionError:
+        raise Gotmpl2JinjaError(f"{path}: the JSON nests too deeply") from None
     if not isinstance(config, dict):
         raise Gotmpl2JinjaError(f"{path}: expected a JSON object")
 
