@@ -96,6 +96,20 @@ def test_hfjinja_without_node_is_skipped_and_named(monkeypatch: pytest.MonkeyPat
     (data,) = json.loads(as_json.stdout)
     assert data["engines"] == ["jinja2", "minijinja", "minijinja-trim"]
     assert data["skipped"] == {"hfjinja": "node not found on PATH (install Node.js 18 or later)"}
+    out = tmp_path / "migrated"
+    migrated = run("migrate", str(CHATML), str(out), "--cases", "2")
+    assert migrated.exit_code == 0, migrated.output
+    assert "skipped: hfjinja (node not found" in migrated.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["engines"] == ["jinja2", "minijinja", "minijinja-trim"]
+    assert list(report["skipped_engines"]) == ["hfjinja"]
+    assert ("on the Jinja engines jinja2, minijinja, minijinja-trim (skipped, unavailable here: "
+            "hfjinja — node not found on PATH") in (out / "report.md").read_text()
+    table = tmp_path / "sweep.md"
+    swept = run("sweep", str(CHATML), "--cases", "2", "--exhaustive", "0", "-o", str(table))
+    assert swept.exit_code == 0, swept.output
+    assert ("Engines: jinja2, minijinja, minijinja-trim; skipped hfjinja (node not found on "
+            "PATH") in table.read_text()
 
 
 FAKE_NPM = """#!/bin/sh

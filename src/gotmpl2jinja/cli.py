@@ -485,11 +485,11 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
 
     from gotmpl2jinja import migrate as batch
 
-    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json).used
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     with batch.rich_progress() as progress:
         result = batch.migrate(src, out, fmt=fmt, cases=cases, seed=seed, force=force,
                                store=store, report=report, progress=progress,
-                               engines=engine_names)
+                               engines=selection.used, skipped=selection.skipped)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
     else:
@@ -549,10 +549,10 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
                                + ("" if folders else " (give FOLDERS: the default is a "
                                   "checkout's fixtures/)"))
     target = check_output_target(output, force) if output else None
-    engine_names = choose_engines(engines, require_all_engines, timeout, quiet=as_json).used
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     rows = sweeping.sweep(
         chosen, cases=cases, exhaustive=exhaustive, seed=seed,
-        engines=engine_names,
+        engines=selection.used,
         progress=lambda n, total, row: click.echo(sweeping.progress_line(n, total, row),
                                                   err=True),
     )
@@ -563,7 +563,7 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
         text = json.dumps(sweeping.to_json(rows), ensure_ascii=False, indent=1) + "\n"
     else:
         text = sweeping.to_markdown(rows, command=command, cases=cases, exhaustive=exhaustive,
-                                    seed=seed)
+                                    seed=seed, skipped=selection.skipped)
     if target is not None:
         write_text_output(text, target, force)
         click.echo(f"{sweeping.summary_sentence(rows)} Wrote {output}.", err=True)

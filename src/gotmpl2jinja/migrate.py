@@ -118,6 +118,9 @@ class MigrationReport:
     cases: int
     seed: int
     items: list[Item] = field(default_factory=list)
+    #: The Jinja engines every item was verified on, and those skipped (unavailable) with why.
+    engines: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -129,7 +132,8 @@ class MigrationReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "command": self.command, "src": self.src, "out": self.out, "format": self.format,
-            "cases": self.cases, "seed": self.seed, "ok": self.ok, "counts": self.counts(),
+            "cases": self.cases, "seed": self.seed, "engines": self.engines,
+            "skipped_engines": self.skipped, "ok": self.ok, "counts": self.counts(),
             "items": [asdict(item) for item in self.items],
         }
 
@@ -340,12 +344,14 @@ def migrate(
     src: str | Path, out: str | Path, *, fmt: str = "jinja", cases: int = DEFAULT_CASES,
     seed: int = 0, force: bool = False, store: str | None = None, report: str | Path | None = None,
     progress: Progress | None = None, engines: list[str] | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> MigrationReport:
     """Convert and verify everything under `src` (plus every installed model when `store` is
     not None: "" = the default Ollama store, else its models directory), write the verified
     outputs under `out` mirroring `src`, and write the report. Raises MigrateError before doing
     anything when it cannot run or would overwrite without `force`. `engines`: the Jinja
-    engines to verify on (default every available one)."""
+    engines to verify on (default every available one; `skipped`: those left out and why, for
+    the report)."""
     if fmt not in MIGRATE_FORMATS:
         raise MigrateError(f"unknown format {fmt!r}; choose one of {', '.join(MIGRATE_FORMATS)}")
     if cases < 1:
@@ -378,10 +384,16 @@ def migrate(
     if not md_path.parent.exists() and md_path.parent != out_path:
         raise MigrateError(f"cannot write the report {md_path}: {md_path.parent} does not exist")
 
+    if engines is None:
+        from gotmpl2jinja.engines import select_engines
+
+        selection = select_engines(None)
+        engines, skipped = selection.used, selection.skipped
     result = MigrationReport(
         command=regenerate_command(str(src), str(out), fmt=fmt, cases=cases, seed=seed,
                                    store=store, report=None if report is None else str(report)),
         src=str(src), out=str(out), format=fmt, cases=cases, seed=seed,
+        engines=list(engines), skipped=dict(skipped or {}),
     )
     out_path.mkdir(parents=True, exist_ok=True)
     for index, item in enumerate(planned):
@@ -411,6 +423,13 @@ def _cell(text: str | None, limit: int = 300) -> str:
     return flat.replace("|", "\\|").replace("`", "'")
 
 
+def _skipped_note(skipped: dict[str, str]) -> str:
+    if not skipped:
+        return ""
+    return " (skipped, unavailable here: " + "; ".join(
+        f"{name} — {why}" for name, why in skipped.items()) + ")"
+
+
 def markdown_report(report: MigrationReport) -> str:
     """The human report: how to make it again, the counts, then one row per item."""
     counts = report.counts()
@@ -421,9 +440,10 @@ def markdown_report(report: MigrationReport) -> str:
         "",
         f"Source `{report.src}`, outputs under `{report.out}` (format {report.format}); each "
         f"conversion verified against Ollama (Go reference renderer) on {report.cases} random "
-        f"conversations (seed {report.seed}) on every Jinja engine; only verified ones are "
-        "written. Details of every item (minimal diverging conversation, outputs, warnings) are "
-        "in the JSON twin of this file.",
+        f"conversations (seed {report.seed}) on the Jinja engines "
+        f"{', '.join(report.engines) or '(none)'}{_skipped_note(report.skipped)}; only verified "
+        "ones are written. Details of every item (minimal diverging conversation, outputs, "
+        "warnings) are in the JSON twin of this file.",
         "",
         "| status | items | meaning |",
         "| --- | --- | --- |",

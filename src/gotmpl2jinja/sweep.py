@@ -332,7 +332,7 @@ def summary_sentence(rows: list[SweepRow]) -> str:
 
 
 def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: int | None,
-                seed: int) -> str:
+                seed: int, skipped: dict[str, str] | None = None) -> str:
     """The committed report: the command that made it, totals, then one row per template."""
     counts = summary(rows)
     engines = sorted({e for row in rows for e in row.engines})
@@ -344,7 +344,9 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         "conversations; a divergence stops the search on that engine, so a diverging row "
         "counts fewer cases).",
         "",
-        f"Engines: {', '.join(engines) if engines else 'none ran'}. Ground truth: the Go "
+        f"Engines: {', '.join(engines) if engines else 'none ran'}"
+        + ("".join(f"; skipped {name} ({why})" for name, why in (skipped or {}).items()))
+        + ". Ground truth: the Go "
         "reference renderer (Ollama's Execute on Go's text/template). Equal means byte for "
         "byte, or Go failing exactly where the template raises.",
         "",
