@@ -135,11 +135,16 @@ class Pair:
         context["bos_token"] = self.bos
         context["eos_token"] = self.eos
         try:
-            text = get_engine("jinja2").render(
+            text = get_engine(JINJA_ENGINE).render(
                 without_generation_tags(self.reference_jinja), context, now=self.now)
         except RenderError as exc:
             return Rendering(None, str(exc))
         return Rendering(text)
+
+
+#: The engine the model's own Jinja is rendered on: the question is what the model was trained
+#: on, and its chat template is applied by transformers (jinja2) in training pipelines.
+JINJA_ENGINE = "jinja2"
 
 
 _GENERATION_TAG = re.compile(r"\{%(-?)(\s*)(end)?generation(\s*)(-?)%\}")
@@ -537,7 +542,7 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return {
             "conversations": self.total, "agreeing": self.agreeing, "agree": self.agree,
-            "bos_token": self.bos, "eos_token": self.eos,
+            "bos_token": self.bos, "eos_token": self.eos, "engine": JINJA_ENGINE,
             "kinds": [
                 {"kind": f.kind, "count": f.count, "example": f.example,
                  "kinds_of_example": list(f.kinds_of_example),
@@ -662,7 +667,8 @@ def text_report(comparison: Comparison) -> str:
     """Human-readable report of one comparison (the CLI's default output)."""
     lines = [
         f"{comparison.agreeing}/{comparison.total} conversations agree "
-        f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r})",
+        f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r}; the model's Jinja "
+        f"rendered by {JINJA_ENGINE}, as transformers renders it)",
     ]
     if comparison.agree:
         lines.append("agree: no drift found")
