@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from gotmpl2jinja import cli as cli_module
 from gotmpl2jinja import engines as engine_registry
-from gotmpl2jinja.cli import EXAMPLE, cli
+from gotmpl2jinja.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CHATML = ROOT / "fixtures" / "corpus" / "ollama" / "template" / "chatml.gotmpl"
@@ -178,7 +179,8 @@ def test_go_build_announces_itself(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
 
 def test_verify_the_shipped_example_from_any_directory(tmp_path: Path) -> None:
-    assert EXAMPLE.is_file() and EXAMPLE.is_relative_to(Path(engine_registry.__file__).parent)
+    example = cli_module.EXAMPLE
+    assert example.is_file() and example.is_relative_to(Path(engine_registry.__file__).parent)
     done = cli_process("verify", "--example", "--cases", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "engines=jinja2,hfjinja,minijinja,minijinja-trim" in done.stdout
@@ -328,6 +330,7 @@ def alive(pid: int) -> bool:
 def test_children_die_with_their_parent(how: signal.Signals) -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT % GO_LOOP], stdout=subprocess.PIPE,
                               text=True)
+    go_pid = node_pid = None
     try:
         assert parent.stdout is not None
         go_pid, node_pid = map(int, parent.stdout.readline().split())
@@ -343,6 +346,9 @@ def test_children_die_with_their_parent(how: signal.Signals) -> None:
     finally:
         parent.kill()
         parent.wait()
+        for pid in (go_pid, node_pid):  # a failing run must not leave the orphan burning
+            if pid is not None and alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------
