@@ -176,6 +176,7 @@ def invocation(rng: random.Random) -> tuple[list[str], str | None]:
         args += maybe(rng, 0.3, "--force")
         args += maybe(rng, 0.3, "--json")
         args += maybe(rng, 0.2, "--bos", "<s>")
+        args += maybe(rng, 0.2, "--engines", pick(rng, ENGINE_LISTS))
     elif command == "sweep":
         args += [pick(rng, ["templates", "empty_dir", "missing", "qwen.modelfile"])]
         args += maybe(rng, 0.6, "-o", pick(rng, OUTPUTS))

@@ -549,3 +549,17 @@ def test_modelfile_and_template_columns_agree(tmp_path: Path) -> None:
     assert result.output == f"{modelfile}:2:21: function 'bar' not defined\n"  # 9 + 3 + 8 + 1
     verified = run("verify", str(modelfile), "--cases", "1", "--engines", "jinja2")
     assert f"error: {modelfile}:2:21: function 'bar' not defined" in verified.stdout
+
+
+def test_compare_names_its_engine_and_takes_others() -> None:
+    pair = ROOT / "fixtures/corpus/huggingface__huggingface.js/entries/002__library_cogito_14b"
+    go, jinja = str(pair / "template.gotmpl"), str(pair / "gguf_chat_template.jinja")
+    default = run("compare", go, jinja, "--cases", "0", "--json")
+    assert json.loads(default.stdout)["engine"] == "jinja2"
+    several = run("compare", go, jinja, "--cases", "0", "--json", "--engines",
+                  "minijinja,hfjinja")
+    assert [c["engine"] for c in json.loads(several.stdout)] == ["minijinja", "hfjinja"]
+    text = run("compare", go, jinja, "--cases", "0", "--engines", "minijinja-trim")
+    assert "; the model's Jinja rendered by minijinja-trim)" in text.stdout.splitlines()[0]
+    corpus = run("compare", "--corpus", str(pair.parent.parent), "--engines", "jinja2")
+    assert corpus.exit_code == 2 and "--engines is for two templates" in corpus.output

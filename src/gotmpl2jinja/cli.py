@@ -181,16 +181,20 @@ def parse(file: str, as_json: bool) -> None:
 @click.option("--eos", default=None, help="EOS token text passed to the Jinja side.")
 @click.option("--tokenizer-config", type=click.Path(exists=True, dir_okay=False),
               help="Take bos_token/eos_token from this tokenizer_config.json.")
+@click.option("--engines", default=None,
+              help="Render the model's Jinja on these engines, one report each (default: "
+              "jinja2, as transformers renders it; not with --corpus).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @friendly_errors
 def compare(
     ollama_template: str | None, reference_jinja: str | None, corpus: str | None,
     output: str | None, force: bool, cases: int, seed: int, bos: str | None, eos: str | None,
-    tokenizer_config: str | None, as_json: bool,
+    tokenizer_config: str | None, engines: str | None, as_json: bool,
 ) -> None:
     """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so).
 
-    The model's Jinja is rendered as transformers renders it (engine jinja2)."""
+    The model's Jinja is rendered as transformers renders it (engine jinja2) unless --engines
+    names others; each engine gets its report (with --json, a list when several)."""
     import json
 
     from gotmpl2jinja import compare as drift
@@ -198,6 +202,8 @@ def compare(
     if corpus is not None:
         if ollama_template or reference_jinja:
             raise click.UsageError("give either two templates or --corpus, not both")
+        if engines is not None:
+            raise click.UsageError("--engines is for two templates; --corpus renders on jinja2")
         target = check_output_target(output, force) if output else None
         results = drift.compare_corpus(Path(corpus), cases, seed, drift.stderr_progress)
         text = (json.dumps(drift.corpus_json(results), ensure_ascii=False, indent=1) + "\n"
@@ -215,16 +221,24 @@ def compare(
     config_bos, config_eos = ("", "")
     if tokenizer_config:
         config_bos, config_eos = drift.tokens_from_tokenizer_config(Path(tokenizer_config))
-    pair = drift.Pair(
-        read_source(ollama_template)[1], read_source(reference_jinja)[1],
-        bos=config_bos if bos is None else bos, eos=config_eos if eos is None else eos,
-    )
-    comparison = drift.compare(pair, cases=cases, seed=seed)
+    names = [drift.JINJA_ENGINE]
+    if engines is not None:
+        from gotmpl2jinja.engines import select_engines
+        from gotmpl2jinja.verify import parse_engine_list
+
+        names = select_engines(parse_engine_list(engines)).used
+    go_text, jinja_text = read_source(ollama_template)[1], read_source(reference_jinja)[1]
+    comparisons = [
+        drift.compare(drift.Pair(go_text, jinja_text, bos=config_bos if bos is None else bos,
+                                 eos=config_eos if eos is None else eos, engine=name),
+                      cases=cases, seed=seed)
+        for name in names]
     if as_json:
-        click.echo(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
+        data = [c.to_json() for c in comparisons]
+        click.echo(json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=1))
     else:
-        click.echo(drift.text_report(comparison))
-    if not comparison.agree:
+        click.echo("\n\n".join(drift.text_report(c) for c in comparisons))
+    if not all(c.agree for c in comparisons):
         sys.exit(1)
 
 

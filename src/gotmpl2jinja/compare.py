@@ -105,6 +105,7 @@ class Pair:
     bos: str = ""
     eos: str = ""
     now: dt.datetime = PINNED_NOW
+    engine: str = "jinja2"  # the engine the reference Jinja is rendered on (JINJA_ENGINE)
     _cache: dict[tuple[str, str], Rendering] = field(default_factory=dict, repr=False)
 
     def render(self, side: str, conversation: Conversation) -> Rendering:
@@ -135,15 +136,16 @@ class Pair:
         context["bos_token"] = self.bos
         context["eos_token"] = self.eos
         try:
-            text = get_engine(JINJA_ENGINE).render(
+            text = get_engine(self.engine).render(
                 without_generation_tags(self.reference_jinja), context, now=self.now)
         except RenderError as exc:
             return Rendering(None, str(exc))
         return Rendering(text)
 
 
-#: The engine the model's own Jinja is rendered on: the question is what the model was trained
-#: on, and its chat template is applied by transformers (jinja2) in training pipelines.
+#: The engine the model's own Jinja is rendered on by default: the question is what the model
+#: was trained on, and its chat template is applied by transformers (jinja2) in training
+#: pipelines (`compare --engines` chooses others: what a runtime on that engine would render).
 JINJA_ENGINE = "jinja2"
 
 
@@ -534,6 +536,7 @@ class Comparison:
     findings: list[Finding]
     bos: str
     eos: str
+    engine: str = "jinja2"
 
     @property
     def agree(self) -> bool:
@@ -542,7 +545,7 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return {
             "conversations": self.total, "agreeing": self.agreeing, "agree": self.agree,
-            "bos_token": self.bos, "eos_token": self.eos, "engine": JINJA_ENGINE,
+            "bos_token": self.bos, "eos_token": self.eos, "engine": self.engine,
             "kinds": [
                 {"kind": f.kind, "count": f.count, "example": f.example,
                  "kinds_of_example": list(f.kinds_of_example),
@@ -581,7 +584,7 @@ def compare(pair: Pair, cases: int = 20, seed: int = 0) -> Comparison:
             pair.render("jinja", example), kinds_of_example,
             focus(pair, example, kind, kinds_of_example),
         ))
-    return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos)
+    return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos, pair.engine)
 
 
 def focus(
@@ -668,7 +671,8 @@ def text_report(comparison: Comparison) -> str:
     lines = [
         f"{comparison.agreeing}/{comparison.total} conversations agree "
         f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r}; the model's Jinja "
-        f"rendered by {JINJA_ENGINE}, as transformers renders it)",
+        f"rendered by {comparison.engine}"
+        + (", as transformers renders it)" if comparison.engine == JINJA_ENGINE else ")"),
     ]
     if comparison.agree:
         lines.append("agree: no drift found")
