@@ -563,3 +563,27 @@ def test_compare_names_its_engine_and_takes_others() -> None:
     assert "; the model's Jinja rendered by minijinja-trim)" in text.stdout.splitlines()[0]
     corpus = run("compare", "--corpus", str(pair.parent.parent), "--engines", "jinja2")
     assert corpus.exit_code == 2 and "--engines is for two templates" in corpus.output
+
+
+def test_engines_install_fails_when_the_setup_fails(monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:
+    from gotmpl2jinja.reference import driver
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text("#!/bin/sh\necho 'npm ERR! network unreachable' >&2\nexit 1\n")
+    npm.chmod(npm.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("GOTMPL2JINJA_CACHE", str(tmp_path / "cache"))
+    built: list[bool] = []
+    monkeypatch.setattr(driver, "ensure_binary", lambda progress: built.append(True))
+    result = run("engines", "install")
+    assert result.exit_code == 1, result.output
+    assert built == [True]
+    assert "hfjinja: setup failed: hfjinja: npm install failed (exit 1): npm ERR! network " \
+        "unreachable" in result.stderr
+    assert "jinja2: available" in result.stdout
+    assert not (tmp_path / "cache" / "node").exists()  # nothing half-installed
+    unknown = run("engines", "install", "bogus")
+    assert unknown.exit_code == 1 and "unknown engine(s) bogus" in unknown.output

@@ -615,7 +615,8 @@ def engines(ctx: click.Context) -> None:
 @friendly_errors
 def engines_install(names: tuple[str, ...]) -> None:
     """Set up the engines NAMES (default: every one that has a setup step) and build the Go
-    reference renderer; progress on stderr. Exit 1 if an engine named is still unavailable."""
+    reference renderer; progress on stderr. Exit 1 if a setup step failed (npm missing, no
+    network …: the message says) or an engine named is still unavailable."""
     from gotmpl2jinja.engines import ENGINES, setup_engines, unknown_engine
     from gotmpl2jinja.reference.driver import ensure_binary, stderr_note
 
@@ -623,11 +624,10 @@ def engines_install(names: tuple[str, ...]) -> None:
     if unknown:
         raise unknown_engine(unknown)
     ensure_binary(progress=stderr_note)
-    states = setup_engines(list(names) or None, stderr_note)
-    failed = {n: why for n, why in states.items() if why is not None}
+    states, failed = setup_engines(list(names) or None, stderr_note)
     for name, why in states.items():
         click.echo(f"{name}: {'available' if why is None else 'unavailable: ' + why}")
-    if failed and names:
+    if failed or any(states[name] is not None for name in names):
         sys.exit(1)
 
 

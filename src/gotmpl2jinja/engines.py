@@ -678,16 +678,18 @@ def select_engines(names: list[str] | None = None, *, require_all: bool = False
     return EngineSelection(used, skipped)
 
 
-def setup_engines(names: list[str] | None, progress: SetupProgress) -> dict[str, str | None]:
+def setup_engines(names: list[str] | None, progress: SetupProgress
+                  ) -> tuple[dict[str, str | None], list[str]]:
     """Run the setup step of the engines named (all with one when None) that need it; returns
-    each engine's state afterwards (None = available, else why not). A failed setup is
-    reported through `progress` and in the returned state; the others still run."""
+    each engine's state afterwards (None = available, else why not) and the engines whose setup
+    failed (reported through `progress`; the others still run)."""
     if names is not None:
         unknown = [n for n in names if n not in ENGINES]
         if unknown:
             raise unknown_engine(unknown)
     chosen = list(ENGINES) if names is None else names
     states: dict[str, str | None] = {}
+    failed: list[str] = []
     for name in chosen:
         spec = ENGINES[name]
         if spec.setup is not None:
@@ -695,7 +697,8 @@ def setup_engines(names: list[str] | None, progress: SetupProgress) -> dict[str,
                 spec.setup(progress)
             except (EngineError, OSError) as exc:
                 progress(f"{name}: setup failed: {exc}")
+                failed.append(name)
         elif names is not None:
             progress(f"{name}: nothing to set up")
         states[name] = spec.unavailable()
-    return states
+    return states, failed
