@@ -419,14 +419,14 @@ def test_sweep_and_compare_never_overwrite_without_force(tmp_path: Path) -> None
     target.write_text("keep me")
     sweep = run("sweep", str(CHATML.parent), "--cases", "1", "--exhaustive", "0", "-o",
                 str(target))
-    assert sweep.exit_code == 2 and "already exists (use --force" in sweep.output
+    assert sweep.exit_code == 1 and "already exists (use --force" in sweep.output
     assert "[1/" not in sweep.output  # refused before any work
     corpus = run("compare", "--corpus", str(ROOT / "fixtures/corpus/huggingface__huggingface.js"),
                  "-o", str(target))
-    assert corpus.exit_code == 2 and "already exists (use --force" in corpus.output
+    assert corpus.exit_code == 1 and "already exists (use --force" in corpus.output
     assert target.read_text() == "keep me"
     missing = run("sweep", str(CHATML.parent), "-o", str(tmp_path / "no" / "t.md"))
-    assert missing.exit_code == 2 and "does not exist" in missing.output
+    assert missing.exit_code == 1 and "does not exist" in missing.output
 
 
 def test_sweep_writes_with_force(tmp_path: Path) -> None:

@@ -117,19 +117,20 @@ def choose_engines(engines: str | None, require_all: bool, timeout: float | None
 
 def check_output_target(output: str, force: bool) -> Path:
     """Before any work: `-o FILE` must be a file we may write — not an existing one without
-    --force, not a directory, in a directory that exists and is writable."""
+    --force, not a directory, in a directory that exists and is writable. The exit codes are
+    `convert`'s: 2 for a directory given as a file, 1 for the rest."""
+    from gotmpl2jinja.formats import OutputError
+
     path = Path(output)
-    if path.is_dir():
-        raise click.UsageError(f"-o {output} is a directory; give a file name")
-    if output.endswith(("/", os.sep)):
-        raise click.UsageError(f"-o {output}: no such directory (create it, or name a file)")
+    if path.is_dir() or output.endswith(("/", os.sep)):
+        raise click.UsageError(f"-o {output}: give a file name, not a directory")
     if path.exists() and not force:
-        raise click.UsageError(f"{output} already exists (use --force to overwrite it)")
+        raise OutputError(f"{output} already exists (use --force to overwrite it)")
     parent = path.parent
     if not parent.is_dir():
-        raise click.UsageError(f"-o {output}: directory {parent} does not exist")
+        raise OutputError(f"cannot write {output}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise click.UsageError(f"-o {output}: not writable")
+        raise OutputError(f"cannot write {output}: not writable")
     return path
 
 
