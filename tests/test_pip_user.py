@@ -587,3 +587,23 @@ def test_engines_install_fails_when_the_setup_fails(monkeypatch: pytest.MonkeyPa
     assert not (tmp_path / "cache" / "node").exists()  # nothing half-installed
     unknown = run("engines", "install", "bogus")
     assert unknown.exit_code == 1 and "unknown engine(s) bogus" in unknown.output
+
+
+def test_a_missing_python_engine_is_skipped_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(engine_registry.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "minijinja" else real(name, *a))
+    monkeypatch.setattr(engine_registry, "_instances", {})
+    why = "the minijinja Python package is not installed (pip install minijinja)"
+    assert engine_registry.ENGINES["minijinja-trim"].unavailable() == why
+    table = tmp_path / "t.md"
+    swept = run("sweep", str(CHATML), "--cases", "2", "--exhaustive", "0", "-o", str(table))
+    no_traceback(swept)
+    assert swept.exit_code == 0, swept.output
+    assert f"skipped: minijinja ({why}); minijinja-trim ({why})" in swept.stderr
+    assert f"Engines: hfjinja, jinja2; skipped minijinja ({why})" in table.read_text()
+    named = run("sweep", str(CHATML), "--cases", "2", "--engines", "minijinja")
+    assert named.exit_code == 1 and f"minijinja: {why}" in named.output
