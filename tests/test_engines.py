@@ -10,6 +10,7 @@ import pytest
 from gotmpl2jinja.engines import (
     ENGINES,
     Engine,
+    EngineError,
     TemplateRaised,
     get_engine,
     get_engines,
@@ -34,14 +35,15 @@ def engine(request: pytest.FixtureRequest) -> Engine:
     return get_engine(request.param)
 
 
-def test_registry_has_the_four_configurations() -> None:
-    assert ALL == ["jinja2", "hfjinja", "minijinja", "minijinja-trim"]
+def test_registry_has_every_configuration() -> None:
+    assert ALL == ["jinja2", "transformers", "hfjinja", "minijinja", "minijinja-trim",
+                   "llamacpp", "llamacpp-server", "minja", "minja-server"]
     assert [e.name for e in get_engines(["minijinja-trim", "jinja2"])] == ["minijinja-trim",
                                                                           "jinja2"]
 
 
 def test_unknown_engine_is_a_clear_error() -> None:
-    with pytest.raises(RenderError, match="unknown engine 'jinja3'; choose from jinja2"):
+    with pytest.raises(EngineError, match=r"unknown engine\(s\) jinja3; choose from jinja2"):
         get_engines(["jinja3"])
 
 

@@ -447,7 +447,7 @@ def test_cli_render_prints_exact_bytes(tmp_path: Path) -> None:
     conversation = tmp_path / "c.json"
     conversation.write_text(json.dumps(_tools_conversation()), encoding="utf-8")
     runner = CliRunner()
-    result = runner.invoke(cli, ["render", "--ollama", str(TOOLS / "qwen3.gotmpl"),
+    result = runner.invoke(cli, ["render", str(TOOLS / "qwen3.gotmpl"),
                                  str(conversation)])
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == (TOOLS / "qwen3.out").read_bytes()

@@ -268,7 +268,7 @@ def test_cli_exit_status_and_lines(chatml_files) -> None:  # type: ignore[no-unt
     ok = runner.invoke(cli, ["verify", str(go), "--jinja", str(good), "--cases", "30",
                              "--engines", "jinja2,minijinja"])
     assert ok.exit_code == 0, ok.output
-    first, summary = ok.output.splitlines()
+    first, summary = ok.stdout.splitlines()
     fields = first.split("\t")
     assert fields[:4] + fields[5:] == ["chatml", str(go), "cases=30",
                                        "engines=jinja2,minijinja", "divergences=0", "equivalent"]
@@ -623,7 +623,7 @@ def test_cli_directory_input_finds_templates_and_modelfiles(qwen_modelfile) -> N
     result = CliRunner().invoke(cli, ["verify", str(folder), "--cases", "10",
                                       "--engines", "jinja2"])
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert [line.split("\t")[1] for line in lines[:-1]] == [
         str(folder / "chatml.gotmpl"), str(qwen_modelfile)]
     assert lines[-1] == "2 template(s): 2 equivalent, 0 not"

@@ -1,4 +1,4 @@
-"""The command line: `gotmpl2jinja parse|render|convert|verify|migrate|compare`.
+"""The command line: `gotmpl2jinja parse|render|convert|verify|migrate|compare|sweep|engines`.
 
 Each command is thin: it reads inputs, calls one stage's API and prints. Every error this
 package raises on purpose is printed as `FILE:LINE:COL: message` (or a plain sentence) and the
@@ -11,15 +11,19 @@ Exit codes: 0 success; 1 invalid input / translation impossible / divergence fou
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+if TYPE_CHECKING:
+    from gotmpl2jinja.engines import EngineSelection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,11 +55,90 @@ def friendly_errors(func: F) -> F:
 
 
 def read_source(path: str) -> tuple[str, str]:
-    """Read a template file (or `-` for standard input); returns (display name, text)."""
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
-    data = Path(path).read_bytes()
-    return path, data.decode("utf-8")
+    """Read a template file (or `-` for standard input) as UTF-8, a leading BOM dropped as
+    `convert` and `verify` drop it; returns (display name, text)."""
+    from gotmpl2jinja.inputs import decode_template
+
+    name = "<stdin>" if path == "-" else path
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    return name, decode_template(data, name)
+
+
+#: The template shipped inside the package, so that `verify --example` runs anywhere.
+EXAMPLE = Path(__file__).resolve().parent / "examples" / "qwen-style.gotmpl"
+
+
+def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float | None
+                      ) -> float | None:
+    """--timeout: above 0, finite, at most a day (0 or less would mean waiting for ever)."""
+    from gotmpl2jinja.reference.driver import MAX_TIMEOUT
+
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
+        raise click.BadParameter(f"{value:g} is not a number of seconds above 0 and at most "
+                                 f"{MAX_TIMEOUT:g}")
+    return value
+
+
+def timeout_option(func: F) -> F:
+    """`--timeout SECONDS`: how long one render may take, on Go and on each engine."""
+    return click.option(
+        "--timeout", type=float, default=5.0, show_default=True, callback=_positive_seconds,
+        help="Seconds one render may take, on Go and on each Jinja engine (a template that "
+        "runs longer is reported, not waited for).")(func)
+
+
+def engine_options(func: F) -> F:
+    """`--engines a,b` and `--require-all-engines`, shared by the commands that verify."""
+    func = click.option(
+        "--require-all-engines", is_flag=True,
+        help="Fail (exit 1) when an engine is unavailable instead of skipping it.")(func)
+    return click.option(
+        "--engines", default=None,
+        help="Comma-separated engines (default: every available one; see `gotmpl2jinja "
+        "engines`).")(func)
+
+
+def choose_engines(engines: str | None, require_all: bool, timeout: float | None,
+                   quiet: bool = False) -> EngineSelection:
+    """The engines a run uses (printed on stderr with those skipped and why, unless `quiet`:
+    with --json the JSON says it); sets the render timeout of the Go renderer and engines."""
+    from gotmpl2jinja.engines import select_engines, set_render_timeout
+    from gotmpl2jinja.reference import shared_renderer
+    from gotmpl2jinja.verify import parse_engine_list
+
+    selection = select_engines(parse_engine_list(engines), require_all=require_all)
+    if not quiet:
+        click.echo(selection.describe(), err=True)
+    if timeout is not None:
+        set_render_timeout(timeout)
+        shared_renderer().timeout = timeout
+    return selection
+
+
+def check_output_target(output: str, force: bool) -> Path:
+    """Before any work: `-o FILE` must be a file we may write — not an existing one without
+    --force, not a directory, in a directory that exists and is writable. The exit codes are
+    `convert`'s: 2 for a directory given as a file, 1 for the rest."""
+    from gotmpl2jinja.formats import OutputError
+
+    path = Path(output)
+    if path.is_dir() or output.endswith(("/", os.sep)):
+        raise click.UsageError(f"-o {output}: give a file name, not a directory")
+    if path.exists() and not force:
+        raise OutputError(f"{output} already exists (use --force to overwrite it)")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {output}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"cannot write {output}: not writable")
+    return path
+
+
+def write_text_output(text: str, path: Path, force: bool) -> None:
+    """Write a table or report atomically (a temp file beside it, then a rename)."""
+    from gotmpl2jinja.formats import write_output
+
+    write_output(text, "jinja", path, force=force)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,11 +153,17 @@ def cli() -> None:
 @friendly_errors
 def parse(file: str, as_json: bool) -> None:
     """Parse a Go template and print its AST (and Ollama's parse-time facts)."""
+    from gotmpl2jinja.inputs import char_column
     from gotmpl2jinja.parser import parse as parse_template
     from gotmpl2jinja.show import ast_to_json, ast_to_text
 
     name, text = read_source(file)
-    template = parse_template(text, name=name)
+    try:
+        template = parse_template(text, name=name)
+    except Gotmpl2JinjaError as exc:  # columns in characters, as every other message counts
+        if exc.line is not None:
+            exc.col = char_column(text, exc.line, exc.col)
+        raise
     click.echo(ast_to_json(template) if as_json else ast_to_text(template))
 
 
@@ -85,20 +174,28 @@ def parse(file: str, as_json: bool) -> None:
               help="Compare every entry of a paired corpus folder instead.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="With --corpus: write the Markdown table here (default: stdout).")
-@click.option("--cases", default=20, show_default=True, help="Generated conversations.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
+@click.option("--cases", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Generated conversations (besides the fixed catalogue).")
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated ones.")
 @click.option("--bos", default=None, help="BOS token text passed to the Jinja side.")
 @click.option("--eos", default=None, help="EOS token text passed to the Jinja side.")
 @click.option("--tokenizer-config", type=click.Path(exists=True, dir_okay=False),
               help="Take bos_token/eos_token from this tokenizer_config.json.")
+@click.option("--engines", default=None,
+              help="Render the model's Jinja on these engines, one report each (default: "
+              "jinja2, as transformers renders it; not with --corpus).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @friendly_errors
 def compare(
     ollama_template: str | None, reference_jinja: str | None, corpus: str | None,
-    output: str | None, cases: int, seed: int, bos: str | None, eos: str | None,
-    tokenizer_config: str | None, as_json: bool,
+    output: str | None, force: bool, cases: int, seed: int, bos: str | None, eos: str | None,
+    tokenizer_config: str | None, engines: str | None, as_json: bool,
 ) -> None:
-    """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so)."""
+    """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so).
+
+    The model's Jinja is rendered as transformers renders it (engine jinja2) unless --engines
+    names others; each engine gets its report (with --json, a list when several)."""
     import json
 
     from gotmpl2jinja import compare as drift
@@ -106,37 +203,49 @@ def compare(
     if corpus is not None:
         if ollama_template or reference_jinja:
             raise click.UsageError("give either two templates or --corpus, not both")
+        if engines is not None:
+            raise click.UsageError("--engines is for two templates; --corpus renders on jinja2")
+        target = check_output_target(output, force) if output else None
         results = drift.compare_corpus(Path(corpus), cases, seed, drift.stderr_progress)
         text = (json.dumps(drift.corpus_json(results), ensure_ascii=False, indent=1) + "\n"
                 if as_json else drift.markdown_table(results, cases, seed))
-        if output:
-            Path(output).write_text(text, encoding="utf-8")
+        if target is not None:
+            write_text_output(text, target, force)
+            click.echo(f"wrote {target}", err=True)
         else:
             click.echo(text, nl=False)
         return
+    if output:
+        raise click.UsageError("-o is for --corpus; the comparison of two templates prints")
     if not ollama_template or not reference_jinja:
         raise click.UsageError("give OLLAMA_TEMPLATE and REFERENCE_JINJA, or --corpus DIR")
     config_bos, config_eos = ("", "")
     if tokenizer_config:
         config_bos, config_eos = drift.tokens_from_tokenizer_config(Path(tokenizer_config))
-    pair = drift.Pair(
-        read_source(ollama_template)[1], read_source(reference_jinja)[1],
-        bos=config_bos if bos is None else bos, eos=config_eos if eos is None else eos,
-    )
-    comparison = drift.compare(pair, cases=cases, seed=seed)
+    names = [drift.JINJA_ENGINE]
+    if engines is not None:
+        from gotmpl2jinja.engines import select_engines
+        from gotmpl2jinja.verify import parse_engine_list
+
+        names = select_engines(parse_engine_list(engines)).used
+    go_text, jinja_text = read_source(ollama_template)[1], read_source(reference_jinja)[1]
+    comparisons = [
+        drift.compare(drift.Pair(go_text, jinja_text, bos=config_bos if bos is None else bos,
+                                 eos=config_eos if eos is None else eos, engine=name),
+                      cases=cases, seed=seed)
+        for name in names]
     if as_json:
-        click.echo(json.dumps(comparison.to_json(), ensure_ascii=False, indent=1))
+        data = [c.to_json() for c in comparisons]
+        click.echo(json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=1))
     else:
-        click.echo(drift.text_report(comparison))
-    if not comparison.agree:
+        click.echo("\n\n".join(drift.text_report(c) for c in comparisons))
+    if not all(c.agree for c in comparisons):
         sys.exit(1)
 
 
 @cli.command()
 @click.argument("template")
 @click.argument("conversation")
-@click.option("--ollama", is_flag=True, default=True,
-              help="Render as Ollama does (Go reference renderer; the default and only mode).")
 @click.option("--now", default=None,
               help="Pin the clock for currentDate, RFC 3339 (default: now, local time zone, "
                    "as Ollama's server).")
@@ -145,10 +254,11 @@ def compare(
 @click.option("--template-only", is_flag=True,
               help="Template.Execute alone: skip the server's steps (think default, "
                    "capability refusals, image tags).")
-@click.option("--timeout", type=float, default=None, help="Seconds before giving up.")
+@click.option("--timeout", type=float, default=5.0, show_default=True,
+              callback=_positive_seconds, help="Seconds the render may take before giving up.")
 @friendly_errors
-def render(template: str, conversation: str, ollama: bool, now: str | None,
-           go_struct_function: bool, template_only: bool, timeout: float | None) -> None:
+def render(template: str, conversation: str, now: str | None,
+           go_struct_function: bool, template_only: bool, timeout: float) -> None:
     """Print exactly what Ollama renders for TEMPLATE and CONVERSATION.json (no added newline):
     its server's steps for the template (an absent think is true on a thinking template; a
     request it refuses for a capability is an error), then Execute."""
@@ -156,12 +266,12 @@ def render(template: str, conversation: str, ollama: bool, now: str | None,
 
     from gotmpl2jinja.reference import ReferenceRenderer, read_conversation_text
 
+    if template == "-" and conversation == "-":
+        raise click.UsageError("TEMPLATE and CONVERSATION cannot both be standard input")
     _, text = read_source(template)
     request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
     clock = now or dt.datetime.now().astimezone().isoformat()
-    with ReferenceRenderer() as renderer:
-        if timeout is not None:
-            renderer.timeout = timeout
+    with ReferenceRenderer(timeout) as renderer:
         output = renderer.render(text, request, now=clock, function_json=not go_struct_function,
                                  server=not template_only)
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
@@ -199,44 +309,68 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
         click.echo(fields["template"], nl=False)
 
 
+def as_option(func: F) -> F:
+    """`--as template|modelfile`: how to read an input that could be either."""
+    return click.option(
+        "--as", "kind", type=click.Choice(["auto", "template", "modelfile"]), default="auto",
+        show_default=True, help="Read INPUT as a Go template or a Modelfile (auto: by its "
+        "name, else by its first line).")(func)
+
+
 @cli.command()
-@click.argument("inputs", nargs=-1, required=True)
+@click.argument("inputs", nargs=-1)
+@click.option("--example", is_flag=True,
+              help="Also verify the example template shipped with gotmpl2jinja.")
 @click.option("--cases", default=200, show_default=True, type=click.IntRange(min=0),
               help="Random conversations per template (hypothesis).")
 @click.option("--exhaustive", "depth", type=click.IntRange(min=0), default=None,
               help="Also every message-shape sequence up to DEPTH messages.")
-@click.option("--engines", default=None, help="Comma-separated engines (default: all).")
+@engine_options
+@timeout_option
 @click.option("--jinja", "jinja_file", default=None, type=click.Path(exists=True, dir_okay=False),
               help="Compare with this Jinja file instead of the translation (one INPUT).")
+@as_option
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 @friendly_errors
-def verify(inputs: tuple[str, ...], cases: int, depth: int | None, engines: str | None,
-           jinja_file: str | None, as_json: bool, seed: int) -> None:
+def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None,
+           engines: str | None, require_all_engines: bool, timeout: float,
+           jinja_file: str | None, kind: str, as_json: bool, seed: int) -> None:
     """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does).
 
     Each INPUT is a Go template, a Modelfile (verified with its SYSTEM/MESSAGE rule, as
-    Ollama's server applies it) or a directory (its templates and Modelfiles).
+    Ollama's server applies it) or a directory (its templates and Modelfiles). Every
+    available engine is used unless --engines says otherwise; stderr names those skipped.
     """
     import json
 
     from gotmpl2jinja import verify as harness
     from gotmpl2jinja.strategies import exhaustive_count
 
-    paths = harness.template_inputs(inputs)
+    if not inputs and not example:
+        raise click.UsageError("give INPUT… (templates, Modelfiles, directories) or --example")
+    total = cases + (exhaustive_count(depth) if depth is not None else 0)
+    if total < 1:
+        raise click.UsageError("--cases 0 without --exhaustive checks nothing; give --cases N "
+                               "(N ≥ 1) or --exhaustive DEPTH")
+    paths = harness.template_inputs(inputs) + ([EXAMPLE] if example else [])
+    if not paths:
+        raise Gotmpl2JinjaError(
+            f"no templates (*.gotmpl, *.tmpl) or Modelfiles found in {', '.join(inputs)}")
     if jinja_file is not None and len(paths) != 1:
         raise click.UsageError("--jinja takes exactly one INPUT (a template or a Modelfile)")
-    engine_names = harness.parse_engine_list(engines)
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     verdicts = []
     with _verify_progress() as progress:
         for path in paths:
-            total = cases + (exhaustive_count(depth) if depth is not None else 0)
             task = progress.add_task(path.name, total=total) if progress else None
             verdict = harness.verify_file(
                 path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
-                exhaustive=depth, engines=engine_names, seed=seed,
+                exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
                 progress=_task_progress(progress, task) if progress else None,
             )
+            if verdict.result is not None:
+                verdict.result.skipped = dict(selection.skipped)
             if progress:
                 progress.remove_task(task)
             verdicts.append(verdict)
@@ -297,9 +431,10 @@ def _verify_progress() -> Any:
               help="Ollama's models directory for ollama:NAME (default $OLLAMA_MODELS or "
               "~/.ollama/models).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
-            models_dir: str | None, force: bool) -> None:
+            models_dir: str | None, force: bool, kind: str) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
@@ -312,7 +447,10 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     from gotmpl2jinja.inputs import convert_source, load_source
     from gotmpl2jinja.legacy import collect_warnings
 
-    source = load_source(input_spec, models_dir=Path(models_dir) if models_dir else None)
+    if gguf_source is not None and fmt != "gguf":
+        raise click.UsageError(f"--gguf is only for --format gguf (not {fmt})")
+    source = load_source(input_spec, models_dir=Path(models_dir) if models_dir else None,
+                         kind=kind)
     for warning in source.warnings:
         click.echo(f"warning: {warning}", err=True)
     try:
@@ -333,6 +471,10 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         raise click.UsageError("--format gguf needs --gguf MODEL.gguf (the file to copy)")
     if output.endswith(("/", os.sep)) and not Path(output).is_dir():
         raise click.UsageError(f"-o {output}: no such directory (create it, or name a file)")
+    if not Path(output).exists() and not Path(output).suffix and fmt != "lmstudio":
+        raise click.UsageError(
+            f"-o {output}: no such directory; create it to write {fmt}'s usual file inside, "
+            "or give a file name with an extension")
     written = write_output(jinja, fmt, Path(output), force=force, stop=source.stop,
                            gguf_source=Path(gguf_source) if gguf_source else None)
     click.echo(f"wrote {written}", err=True)
@@ -348,6 +490,8 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
               "default $OLLAMA_MODELS or ~/.ollama/models).")
 @click.option("--cases", default=30, show_default=True, type=click.IntRange(min=1),
               help="Random conversations each conversion is verified on.")
+@engine_options
+@timeout_option
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 @click.option("--report", type=click.Path(dir_okay=False), default=None,
               help="Write the Markdown report here (its .json twin beside it); "
@@ -355,7 +499,8 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
 @click.option("--force", is_flag=True, help="Overwrite existing outputs and reports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
 @friendly_errors
-def migrate(src: str, out: str, fmt: str, store: str | None, cases: int, seed: int,
+def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
+            engines: str | None, require_all_engines: bool, timeout: float, seed: int,
             report: str | None, force: bool, as_json: bool) -> None:
     """Convert and verify every template and Modelfile under SRC into OUT, with a report.
 
@@ -366,9 +511,11 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int, seed: i
 
     from gotmpl2jinja import migrate as batch
 
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     with batch.rich_progress() as progress:
         result = batch.migrate(src, out, fmt=fmt, cases=cases, seed=seed, force=force,
-                               store=store, report=report, progress=progress)
+                               store=store, report=report, progress=progress,
+                               engines=selection.used, skipped=selection.skipped)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
     else:
@@ -402,27 +549,36 @@ def runtime(names: tuple[str, ...], as_list: bool) -> None:
 @click.argument("folders", nargs=-1)
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the table (or JSON) to this file instead of standard output.")
-@click.option("--cases", type=int, default=2000, show_default=True,
+@click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
+@click.option("--cases", type=click.IntRange(min=0), default=2000, show_default=True,
               help="Random conversations per template (after the exhaustive pass).")
-@click.option("--exhaustive", type=int, default=1, show_default=True,
+@click.option("--exhaustive", type=click.IntRange(min=0), default=1, show_default=True,
               help="Depth of the bounded-exhaustive pass (messages per conversation).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--engines", default=None, help="Comma-separated engines (default: all).")
+@engine_options
+@timeout_option
 @click.option("--json", "as_json", is_flag=True, help="JSON rows instead of the Markdown table.")
 @friendly_errors
-def sweep(folders: tuple[str, ...], output: str | None, cases: int, exhaustive: int,
-          seed: int, engines: str | None, as_json: bool) -> None:
+def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
+          exhaustive: int, seed: int, engines: str | None, require_all_engines: bool,
+          timeout: float, as_json: bool) -> None:
     """Translate and verify every Go template under FOLDERS (default: fixtures/corpus and
     fixtures/seeds): one row each, progress on stderr."""
     import json
 
     from gotmpl2jinja import sweep as sweeping
-    from gotmpl2jinja.verify import parse_engine_list
 
     chosen = list(folders) or ["fixtures/corpus", "fixtures/seeds"]
+    missing = [f for f in chosen if not Path(f).exists()]
+    if missing:
+        raise click.UsageError(f"{missing[0]}: no such file or directory"
+                               + ("" if folders else " (give FOLDERS: the default is a "
+                                  "checkout's fixtures/)"))
+    target = check_output_target(output, force) if output else None
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     rows = sweeping.sweep(
         chosen, cases=cases, exhaustive=exhaustive, seed=seed,
-        engines=parse_engine_list(engines),
+        engines=selection.used,
         progress=lambda n, total, row: click.echo(sweeping.progress_line(n, total, row),
                                                   err=True),
     )
@@ -433,12 +589,58 @@ def sweep(folders: tuple[str, ...], output: str | None, cases: int, exhaustive: 
         text = json.dumps(sweeping.to_json(rows), ensure_ascii=False, indent=1) + "\n"
     else:
         text = sweeping.to_markdown(rows, command=command, cases=cases, exhaustive=exhaustive,
-                                    seed=seed)
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
+                                    seed=seed, skipped=selection.skipped)
+    if target is not None:
+        write_text_output(text, target, force)
         click.echo(f"{sweeping.summary_sentence(rows)} Wrote {output}.", err=True)
     else:
         click.echo(text, nl=False)
+
+
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def engines(ctx: click.Context) -> None:
+    """List the Jinja engines and whether each is available here (and why not).
+
+    `gotmpl2jinja engines install [NAMES]` sets up those that need it (e.g. @huggingface/jinja
+    through npm into the per-user cache) and builds the Go reference renderer; verification
+    never installs anything by itself.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from gotmpl2jinja.engines import ENGINES
+    from gotmpl2jinja.reference.driver import binary_path
+
+    width = max(len(name) for name in ENGINES)
+    for name, spec in ENGINES.items():
+        reason = spec.unavailable()
+        state = "available" if reason is None else f"unavailable: {reason}"
+        click.echo(f"{name:<{width}}  {state}  — {spec.description}")
+    built = binary_path()
+    state = (f"built ({built})" if built.is_file() else
+             "not built yet (built on first use, or by `gotmpl2jinja engines install`)")
+    click.echo(f"Go reference renderer: {state}")
+
+
+@engines.command("install")
+@click.argument("names", nargs=-1)
+@friendly_errors
+def engines_install(names: tuple[str, ...]) -> None:
+    """Set up the engines NAMES (default: every one that has a setup step) and build the Go
+    reference renderer; progress on stderr. Exit 1 if a setup step failed (npm missing, no
+    network …: the message says) or an engine named is still unavailable."""
+    from gotmpl2jinja.engines import ENGINES, setup_engines, unknown_engine
+    from gotmpl2jinja.reference.driver import ensure_binary, stderr_note
+
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        raise unknown_engine(unknown)
+    ensure_binary(progress=stderr_note)
+    states, failed = setup_engines(list(names) or None, stderr_note)
+    for name, why in states.items():
+        click.echo(f"{name}: {'available' if why is None else 'unavailable: ' + why}")
+    if failed or any(states[name] is not None for name in names):
+        sys.exit(1)
 
 
 def main() -> None:

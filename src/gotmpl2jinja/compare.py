@@ -105,6 +105,7 @@ class Pair:
     bos: str = ""
     eos: str = ""
     now: dt.datetime = PINNED_NOW
+    engine: str = "jinja2"  # the engine the reference Jinja is rendered on (JINJA_ENGINE)
     _cache: dict[tuple[str, str], Rendering] = field(default_factory=dict, repr=False)
 
     def render(self, side: str, conversation: Conversation) -> Rendering:
@@ -137,11 +138,17 @@ class Pair:
         context["bos_token"] = self.bos
         context["eos_token"] = self.eos
         try:
-            text = get_engine("jinja2").render(
+            text = get_engine(self.engine).render(
                 without_generation_tags(self.reference_jinja), context, now=self.now)
         except RenderError as exc:
             return Rendering(None, str(exc))
         return Rendering(text)
+
+
+#: The engine the model's own Jinja is rendered on by default: the question is what the model
+#: was trained on, and its chat template is applied by transformers (jinja2) in training
+#: pipelines (`compare --engines` chooses others: what a runtime on that engine would render).
+JINJA_ENGINE = "jinja2"
 
 
 _GENERATION_TAG = re.compile(r"\{%(-?)(\s*)(end)?generation(\s*)(-?)%\}")
@@ -531,6 +538,7 @@ class Comparison:
     findings: list[Finding]
     bos: str
     eos: str
+    engine: str = "jinja2"
 
     @property
     def agree(self) -> bool:
@@ -539,7 +547,7 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return {
             "conversations": self.total, "agreeing": self.agreeing, "agree": self.agree,
-            "bos_token": self.bos, "eos_token": self.eos,
+            "bos_token": self.bos, "eos_token": self.eos, "engine": self.engine,
             "kinds": [
                 {"kind": f.kind, "count": f.count, "example": f.example,
                  "kinds_of_example": list(f.kinds_of_example),
@@ -578,7 +586,7 @@ def compare(pair: Pair, cases: int = 20, seed: int = 0) -> Comparison:
             pair.render("jinja", example), kinds_of_example,
             focus(pair, example, kind, kinds_of_example),
         ))
-    return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos)
+    return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos, pair.engine)
 
 
 def focus(
@@ -664,7 +672,9 @@ def text_report(comparison: Comparison) -> str:
     """Human-readable report of one comparison (the CLI's default output)."""
     lines = [
         f"{comparison.agreeing}/{comparison.total} conversations agree "
-        f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r})",
+        f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r}; the model's Jinja "
+        f"rendered by {comparison.engine}"
+        + (", as transformers renders it)" if comparison.engine == JINJA_ENGINE else ")"),
     ]
     if comparison.agree:
         lines.append("agree: no drift found")
@@ -689,8 +699,12 @@ def tokens_from_tokenizer_config(path: Path) -> tuple[str, str]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise Gotmpl2JinjaError(f"{path}: not JSON: {exc.msg}", line=exc.lineno,
+        raise Gotmpl2JinjaError(f"not JSON: {exc.msg}", name=str(path), line=exc.lineno,
                                 col=exc.colno) from None
+    except ValueError as exc:  # not UTF-8, or an integer of more than 4300 digits
+        raise Gotmpl2JinjaError(f"{path}: not JSON this tool can read ({exc})") from None
+    except RecursionError:
+        raise Gotmpl2JinjaError(f"{path}: the JSON nests too deeply") from None
     if not isinstance(config, dict):
         raise Gotmpl2JinjaError(f"{path}: expected a JSON object")
 

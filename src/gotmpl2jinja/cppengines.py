@@ -14,7 +14,7 @@ Each engine is one long-lived driver process (`cpp/*_driver.cpp`, built by `cpp.
 to in JSON lines, a whole batch per request; it is restarted after a crash or a timeout. The
 clock is pinned through the request (`now`), TZ is UTC, as for the other engines.
 
-May depend on: errors, engines (the shared Engine types), cpp.build.
+May depend on: errors, engine_base, lifetime, cpp.build (never on the registry in `engines`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,17 @@ import threading
 from typing import Any
 
 from gotmpl2jinja.cpp import build
-from gotmpl2jinja.engines import DEFAULT_NOW, TemplateRaised, source_key
+from gotmpl2jinja.engine_base import (
+    DEFAULT_NOW,
+    EngineError,
+    RuntimeRefused,
+    TemplateRaised,
+    render_timeout,
+    source_key,
+    timed_out,
+)
 from gotmpl2jinja.errors import RenderError
-
-#: Seconds one batch may take before the driver is killed (and restarted for the next request).
-BATCH_TIMEOUT = 60.0
+from gotmpl2jinja.lifetime import popen_tied
 
 _RAISE_CALL = re.compile(r"""raise_exception\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 
@@ -74,6 +80,69 @@ def openai_body(context: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+#: The kinds of conversation on which llama-server reshapes the request before any template
+#: sees it, so that no template can render Ollama's prompt (docs/equivalence-contract.md,
+#: "On llama-server"): checked in this order, the first that applies names the case.
+SERVER_OUT_OF_SCOPE = (
+    "fill-in-the-middle",  # not a chat request: /infill does not use the chat template
+    "no messages",         # Ollama only loads the model for an empty chat; no prompt either
+    "developer role",      # llama-server renames it `system`; Ollama keeps `developer`
+    "prefill",             # a trailing assistant message: rendered without it, then appended
+    "empty tool list",     # `tools: []` is dropped; Ollama's template sees an empty list
+    "tool-call index",     # never passed on; Ollama prints the index it was given
+)
+
+
+#: minja-era llama-server also passes no reasoning_effort to the template, and rewrites tools,
+#: tool calls and tool messages through minja's polyfills wherever its probe finds the template
+#: lacking (and fails on some such requests): tool use there is outside the contract.
+MINJA_SERVER_OUT_OF_SCOPE = ("thinking control (minja era)", "tool use (minja-era polyfills)")
+
+#: Where the runtime's capability probe finds no system role, llama-server merges a system
+#: message into the next one (llama.cpp) or polyfills it (minja): a template that leaves system
+#: messages out (as Ollama's does for these models) cannot be rendered as Ollama renders it.
+NO_SYSTEM_ROLE = "system message (the runtime's probe finds no system role)"
+
+#: How llama-server answers 400 to a request it cannot parse or convert (before any template
+#: runs): such a case is the runtime refusing the request, a kind of its own.
+_REFUSED_REQUEST = ("Failed to parse tools", "JSON schema conversion failed",
+                    "Failed to parse messages", "Cannot have 2 or more assistant messages",
+                    "Cannot continue an assistant message", "Assistant message must contain",
+                    "All non-assistant messages must contain", "Expected 'content'")
+
+
+#: The message with which llama-server refuses to load a template (its tool-call parser
+#: generator renders the template and fails on what it prints): no request can be served.
+_REFUSED_TEMPLATE = "Unable to generate parser for this template"
+
+
+def server_scope(conv: dict[str, Any], *, minja: bool = False,
+                 system_role: bool = True) -> str | None:
+    """The first kind of SERVER_OUT_OF_SCOPE (and, for minja's era, MINJA_SERVER_OUT_OF_SCOPE,
+    and NO_SYSTEM_ROLE where the probe says so) that `conv` (a contract conversation) is of."""
+    if "prompt" in conv or "suffix" in conv:
+        return "fill-in-the-middle"
+    messages = conv.get("messages", [])
+    if not messages:
+        return "no messages"
+    if any(str(m.get("role", "")).lower() == "developer" for m in messages):
+        return "developer role"
+    if messages and str(messages[-1].get("role", "")).lower() == "assistant":
+        return "prefill"
+    if conv.get("tools") == []:
+        return "empty tool list"
+    if any("index" in c.get("function", {}) for m in messages for c in m.get("tool_calls", [])):
+        return "tool-call index"
+    if not system_role and any(str(m.get("role", "")).lower() == "system" for m in messages):
+        return NO_SYSTEM_ROLE
+    if minja and "think" in conv:
+        return "thinking control (minja era)"
+    if minja and (conv.get("tools") or any(m.get("tool_calls") or m.get("role") == "tool"
+                                           for m in messages)):
+        return "tool use (minja-era polyfills)"
+    return None
+
+
 class CppEngine:
     """One C++ engine in one context, through its driver process."""
 
@@ -84,13 +153,38 @@ class CppEngine:
         self.now = now or DEFAULT_NOW
         path = build.driver_path(engine)
         if path is None:
-            raise RenderError(f"the {self.name} engine is {build.state(engine)}")
+            raise EngineError(f"the {self.name} engine is {build.state(engine)}")
         self._path = path
         self._proc: subprocess.Popen[str] | None = None
         self._lock = threading.Lock()
         self._sent: set[str] = set()
+        self._refused: dict[str, str] = {}  # template key -> why llama-server will not load it
+        self._caps: dict[str, dict[str, Any]] = {}
         self._next_id = 0
         atexit.register(self.close)
+
+    def scope(self, conv: dict[str, Any], template: str) -> str | None:
+        """Out-of-scope kind of `conv` in this context (the raw context has none); every
+        conversation is, for a template the server refuses to load."""
+        if not self.server:
+            return None
+        refused = self._refused.get(source_key(template))
+        if refused is not None:
+            return f"llama-server refuses the template ({refused})"
+        caps = self.caps(template)
+        return server_scope(conv, minja=self.engine == "minja",
+                            system_role=bool(caps.get("supports_system_role", True)))
+
+    def caps(self, template: str) -> dict[str, Any]:
+        """What the runtime's capability probe finds `template` supports (cached)."""
+        key = source_key(template)
+        if key not in self._caps:
+            with self._lock:
+                self._next_id += 1
+                response = self._exchange({"id": self._next_id, "key": key, "mode": "caps",
+                                           "template": template})
+            self._caps[key] = dict(response.get("caps", {}))
+        return self._caps[key]
 
     # -- process ------------------------------------------------------------------------------
 
@@ -98,7 +192,7 @@ class CppEngine:
         if self._proc is None or self._proc.poll() is not None:
             self._sent.clear()
             env = dict(os.environ, TZ="UTC")
-            self._proc = subprocess.Popen(
+            self._proc = popen_tied(
                 [str(self._path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="surrogateescape",
                 env=env, bufsize=1,
@@ -128,13 +222,17 @@ class CppEngine:
         return RenderError(f"{self.name}: {why}" + (f": {tail}" if tail else ""))
 
     def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request and its answer; past the time limit (per render, times the batch) the
+        driver is killed and EngineTimeout raised (the next request starts a new one)."""
+        limit = render_timeout() * max(1, len(request.get("contexts", ())))
         proc = self._start()
         try:
             proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")  # type: ignore[union-attr]
             proc.stdin.flush()  # type: ignore[union-attr]
-            ready, _, _ = select.select([proc.stdout], [], [], BATCH_TIMEOUT)
+            ready, _, _ = select.select([proc.stdout], [], [], limit)
             if not ready:
-                raise self._kill(f"no answer within {BATCH_TIMEOUT:g} s (killed)")
+                self._kill("timed out")
+                raise timed_out(self.name, limit)
             line = proc.stdout.readline()  # type: ignore[union-attr]
         except (BrokenPipeError, OSError):
             line = ""
@@ -155,6 +253,9 @@ class CppEngine:
                          for single, double in _RAISE_CALL.findall(template))
         if raised:
             return TemplateRaised(message)
+        if self.server and message.startswith(_REFUSED_REQUEST):
+            line = first_message_line(message)
+            return RuntimeRefused(line, f"llama-server refuses the request ({line.split(':')[0]})")
         return RenderError(f"{self.name}: {first_message_line(message)}")
 
     def render_many(self, template: str, contexts: list[dict[str, Any]], *,
@@ -180,8 +281,10 @@ class CppEngine:
                 request["template"] = template
                 response = self._exchange(request)
             if "results" not in response:
-                error = RenderError(f"template does not compile on {self.name}: "
-                                    f"{first_message_line(str(response.get('error', '')))}")
+                why = first_message_line(str(response.get("error", "")))
+                if self.server and why.startswith(_REFUSED_TEMPLATE):
+                    self._refused[key] = why.split(". ", 1)[0]
+                error = RenderError(f"template does not compile on {self.name}: {why}")
                 return [error] * len(contexts)
             self._sent.add(key)
         results = response["results"]

@@ -45,6 +45,10 @@ INDENT = "    "
 # Jinja operator precedence, loosest first; an operand looser than its context gets parens.
 COND, OR, AND, NOT, COMPARE, ARITH, CONCAT, ATOM = range(8)
 
+#: A message's content as Ollama's template sees it: llama-server passes an empty content as
+#: null (a Hugging Face caller passes the string), and Go's is then "".
+MESSAGE_CONTENT = "(message.content if message.content is string else '')"
+
 #: Runtime macros (gotmpl2jinja.runtime) that print Go values exactly.
 JSON_MACROS = {
     GoType.STRING: "json_string",
@@ -1758,9 +1762,9 @@ class Emitter:
         lines: list[str] = []
         used = self.root_used
         if "Messages" in used or "System" in used:
-            fields = ["'role': message.role|lower", "'content': message.content"]
+            fields = ["'role': message.role|lower", f"'content': {MESSAGE_CONTENT}"]
             merged = ["'role': previous.role",
-                      "'content': previous.content ~ '\\n\\n' ~ message.content"]
+                      f"'content': previous.content ~ '\\n\\n' ~ {MESSAGE_CONTENT}"]
             extra = {
                 "thinking": "message.get('reasoning_content', '')",
                 "tool_calls": "message.get('tool_calls', [])",
@@ -1782,7 +1786,8 @@ class Emitter:
             if "System" in used:
                 lines += [
                     "    {%- if message.role|lower == 'system' %}",
-                    "        {%- set collated.system = collated.system + [message.content] %}",
+                    "        {%- set collated.system = collated.system + ["
+                    + MESSAGE_CONTENT + "] %}",
                     "    {%- endif %}",
                 ]
             lines += [

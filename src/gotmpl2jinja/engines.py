@@ -12,57 +12,82 @@ user actually gets:
 Every engine takes the same Jinja variables (`conversation.jinja_context`) and a pinned "now"
 for `strftime_now`, and raises `errors.RenderError` on failure; a template's own
 `raise_exception(...)` raises the subclass `TemplateRaised`, so the harness can match it against
-a Go execution error.
+a Go execution error. A render that runs past `render_timeout()` seconds (a template that
+loops) raises `EngineTimeout`, which is not a RenderError: it stops the check of that template
+instead of counting as a case.
+
+The registry (`ENGINES`) holds one `EngineSpec` per engine: its factory, a cheap probe that says
+why it is unavailable (None when it is available), and an optional setup step run only by
+`gotmpl2jinja engines install` — never during a verification. The harness uses the engines
+that are available and names those it skipped (`select_engines`).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import datetime as dt
-import hashlib
+import functools
+import importlib.util
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
+from gotmpl2jinja.cpp import build as cpp_build
+from gotmpl2jinja.cppengines import CppEngine
+from gotmpl2jinja.engine_base import (  # noqa: F401 - re-exported: the engines' shared API
+    DEFAULT_NOW,
+    Engine,
+    EngineError,
+    EngineTimeout,
+    TemplateRaised,
+    is_raised,
+    render_timeout,
+    set_render_timeout,
+    source_key,
+    timed_out,
+)
 from gotmpl2jinja.errors import RenderError
-
-#: The clock every engine reads when no "now" is given: deterministic, and the same instant as
-#: the Go reference renderer's default (`reference.DEFAULT_NOW`, 2026-08-21T12:00:00Z).
-#: Engines use its wall-clock fields (strftime does not convert time zones).
-DEFAULT_NOW = dt.datetime(2026, 8, 21, 12, 0, 0, tzinfo=dt.timezone.utc)
+from gotmpl2jinja.lifetime import popen_tied
+from gotmpl2jinja.reference.driver import cache_dir
+from gotmpl2jinja.transformers_engine import TransformersEngine, transformers_missing
 
 #: The @huggingface/jinja version the project pins (package.json / package-lock.json).
 HFJINJA_VERSION = "0.5.11"
 
 
-class TemplateRaised(RenderError):
-    """The template itself called `raise_exception(message)` (the Jinja side of a Go exec error)."""
-
-    raised = True
-
-
-def is_raised(exc: BaseException) -> bool:
-    """True when a render failed because the template raised, not because the engine choked."""
-    return isinstance(exc, TemplateRaised)
+class _Deadline(BaseException):
+    """Internal: SIGALRM fired inside an in-process render (a BaseException, so that no
+    `except Exception` inside the engine swallows it)."""
 
 
-@runtime_checkable
-class Engine(Protocol):
-    """A Jinja implementation configured like one real host."""
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """Interrupt Python code running past `seconds` (main thread only; elsewhere no limit)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        yield
+        return
 
-    name: str
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _Deadline
 
-    def render(
-        self, template: str, context: dict[str, Any], *, now: dt.datetime | None = None
-    ) -> str:
-        """Render `template` with `context`; raise RenderError / TemplateRaised on failure."""
-        ...
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _Raise(Exception):
@@ -79,11 +104,6 @@ def _raise_exception(message: Any = "") -> None:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
-
-
-def source_key(template: str) -> str:
-    """The key a compiled template is cached under (engine processes keep it by this key)."""
-    return hashlib.sha1(template.encode("utf-8")).hexdigest()
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,8 +151,12 @@ class Jinja2Engine:
                 ) from None
             self._compiled[template] = compiled
         self._now_for_render = now or self.now
+        limit = render_timeout()
         try:
-            return compiled.render(**context)
+            with _alarm(limit):
+                return compiled.render(**context)
+        except _Deadline:
+            raise timed_out(self.name, limit) from None
         except _Raise as exc:
             raise TemplateRaised(exc.message) from None
         except RecursionError:
@@ -153,6 +177,12 @@ def _transformers_tojson(
 
 # --------------------------------------------------------------------------------------------
 # minijinja (Python binding), as TGI (no trim) and mistral.rs (trim + lstrip) configure it
+
+
+#: minijinja cannot be interrupted by a signal; its "fuel" (instructions per render) bounds a
+#: render instead: about this many per second of timeout (measured ~2.6e7/s on a loaded 2-core
+#: machine; real templates use well under 1e6).
+FUEL_PER_SECOND = 20_000_000
 
 
 class MiniJinjaEngine:
@@ -192,11 +222,15 @@ class MiniJinjaEngine:
                 ) from None
             self._known.add(key)
         self._now_for_render = now or self.now
-        try:
+        limit = render_timeout()
+        self._env.fuel = int(limit * FUEL_PER_SECOND)
+        try:  # (no SIGALRM here: an exception raised inside the Rust engine makes it panic)
             return self._env.render_template(key, **context)
         except _Raise as exc:
             raise TemplateRaised(exc.message) from None
         except minijinja.TemplateError as exc:
+            if "out of fuel" in exc.message:
+                raise timed_out(self.name, limit) from None
             raise RenderError(f"{self.name}: {_first_line(exc.message)}") from None
         except Exception as exc:  # noqa: BLE001 - a host callback failed
             raise RenderError(f"{self.name}: {type(exc).__name__}: {exc}") from None
@@ -228,13 +262,23 @@ def to_node_json(value: Any) -> Any:
     return value
 
 
+def node_cache_dir() -> Path:
+    """Where `gotmpl2jinja engines install hfjinja` puts @huggingface/jinja: the per-user cache
+    (`$GOTMPL2JINJA_CACHE`, else `$XDG_CACHE_HOME/gotmpl2jinja`, else ~/.cache/gotmpl2jinja)
+    plus `node`."""
+    return cache_dir() / "node"
+
+
 def find_node_modules() -> Path | None:
-    """The node_modules holding @huggingface/jinja: $GOTMPL2JINJA_NODE_MODULES, else the repo's."""
+    """The node_modules holding @huggingface/jinja: $GOTMPL2JINJA_NODE_MODULES if set, else a
+    repository checkout's (beside the package or the working directory), else the per-user
+    cache that `gotmpl2jinja engines install` fills."""
     env = os.environ.get("GOTMPL2JINJA_NODE_MODULES")
     candidates = [Path(env)] if env else []
     here = Path(__file__).resolve().parent
     candidates += [parent / "node_modules" for parent in (here, *here.parents)]
     candidates.append(Path.cwd() / "node_modules")
+    candidates.append(node_cache_dir() / "node_modules")
     for candidate in candidates:
         if (candidate / "@huggingface" / "jinja" / "package.json").is_file():
             return candidate
@@ -248,35 +292,31 @@ class HFJinjaEngine:
 
     def __init__(self, now: dt.datetime | None = None) -> None:
         self.now = now or DEFAULT_NOW
-        node = shutil.which("node")
-        if node is None:
-            raise RenderError(
-                "the hfjinja engine needs node (Node.js ≥ 18) on PATH; install it, or choose "
-                "other engines with --engines"
-            )
-        modules = find_node_modules()
-        if modules is None:
-            raise RenderError(
-                "@huggingface/jinja is not installed: run `npm ci` in the repository root "
-                "(or set GOTMPL2JINJA_NODE_MODULES to a node_modules that has it)"
-            )
+        reason = hfjinja_unavailable()
+        node, modules = shutil.which("node"), find_node_modules()
+        if reason is not None or node is None or modules is None:
+            raise EngineError(f"the hfjinja engine is unavailable: {reason}")
         package_dir = modules / "@huggingface" / "jinja"
         package = json.loads((package_dir / "package.json").read_text(encoding="utf-8"))
         self.version: str = package.get("version", "?")
         entry = package.get("exports", {}).get(".", {}).get("import") or package.get("module")
         if not entry:
             raise RenderError(f"{package_dir}: no ESM entry point in package.json")
-        driver = Path(__file__).resolve().parent / "hfjinja_driver.mjs"
-        environ = dict(os.environ)
-        environ["GOTMPL2JINJA_HFJINJA_ENTRY"] = (package_dir / entry).resolve().as_uri()
-        self._proc = subprocess.Popen(
-            [node, str(driver)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=environ, text=True, encoding="utf-8", bufsize=1,
-        )
+        self._argv = [node, str(Path(__file__).resolve().parent / "hfjinja_driver.mjs")]
+        self._environ = dict(os.environ)
+        self._environ["GOTMPL2JINJA_HFJINJA_ENTRY"] = (package_dir / entry).resolve().as_uri()
         self._lock = threading.Lock()
-        self._sent: set[str] = set()
         self._next_id = 0
+        self._spawn()
         atexit.register(self.close)
+
+    def _spawn(self) -> None:
+        """Start (or restart, after a timeout) the node process; it forgets every template."""
+        self._proc = popen_tied(
+            self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=self._environ, text=True, encoding="utf-8", bufsize=1,
+        )
+        self._sent: set[str] = set()
 
     def close(self) -> None:
         """Stop the node process (also done at interpreter exit)."""
@@ -304,7 +344,8 @@ class HFJinjaEngine:
         output or the RenderError / TemplateRaised of that context alone."""
         if not contexts:
             return []
-        response = self._send(template, {"contexts": [to_node_json(c) for c in contexts]}, now)
+        response = self._send(template, {"contexts": [to_node_json(c) for c in contexts]}, now,
+                              cases=len(contexts))
         if "results" not in response:  # the template itself failed: every case fails alike
             return [self._failure(response)] * len(contexts)
         results: list[str | RenderError] = [
@@ -315,9 +356,10 @@ class HFJinjaEngine:
         return results
 
     def _send(self, template: str, payload: dict[str, Any],
-              now: dt.datetime | None) -> dict[str, Any]:
+              now: dt.datetime | None, cases: int = 1) -> dict[str, Any]:
         """One request to node: the template's source goes only the first time (node keeps
-        it by key, and keeps only templates that compiled), the clock pinned to `now`."""
+        it by key, and keeps only templates that compiled), the clock pinned to `now`; a
+        batch of `cases` gets the render timeout scaled by its size."""
         when = now or self.now
         key = source_key(template)
         with self._lock:
@@ -329,7 +371,8 @@ class HFJinjaEngine:
             }
             if key not in self._sent:
                 request["template"] = template
-            response = self._exchange(request)
+            limit = render_timeout() * (1 + (cases - 1) / 10)
+            response = self._exchange(request, limit)
             if not response.get("compile"):
                 self._sent.add(key)
         return response
@@ -340,16 +383,33 @@ class HFJinjaEngine:
             return TemplateRaised(str(response.get("error", "")))
         return RenderError(f"hfjinja: {response.get('error', 'unknown error')}")
 
-    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, request: dict[str, Any], limit: float) -> dict[str, Any]:
+        """Send one request and read its answer; past `limit` seconds a watchdog kills node
+        (a render cannot be interrupted otherwise), which is restarted for the next request."""
         proc = self._proc
         if proc.poll() is not None:
             raise RenderError(f"the hfjinja node process has exited: {self._stderr_tail()}")
+        fired = threading.Event()
+
+        def kill() -> None:
+            fired.set()
+            proc.kill()
+
+        watchdog = threading.Timer(limit, kill)
+        watchdog.daemon = True
+        watchdog.start()
         try:
             proc.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
             proc.stdin.flush()  # type: ignore[union-attr]
             line = proc.stdout.readline()  # type: ignore[union-attr]
         except (BrokenPipeError, OSError):
             line = ""
+        finally:
+            watchdog.cancel()
+        if not line and fired.is_set():
+            proc.wait()
+            self._spawn()
+            raise timed_out(self.name, limit)
         if not line:
             raise RenderError(f"the hfjinja node process died: {self._stderr_tail()}")
         response: dict[str, Any] = json.loads(line)
@@ -388,30 +448,242 @@ def render_many(
 
 
 # --------------------------------------------------------------------------------------------
+# Availability and setup
+
+#: Reports the progress of a setup step, one line at a time (the CLI prints it on stderr).
+SetupProgress = Callable[[str], None]
+
+
+def _module_missing(module: str, package: str) -> str | None:
+    if importlib.util.find_spec(module) is None:
+        return f"the {package} Python package is not installed (pip install {package})"
+    return None
+
+
+def hfjinja_unavailable() -> str | None:
+    """Why @huggingface/jinja cannot run here (None when it can): node, then the package."""
+    if shutil.which("node") is None:
+        return "node not found on PATH (install Node.js 18 or later)"
+    if find_node_modules() is None:
+        return "not set up: run `gotmpl2jinja engines install hfjinja`"
+    return None
+
+
+def install_hfjinja(progress: SetupProgress) -> None:
+    """`npm install` the pinned @huggingface/jinja into the per-user cache (`node_cache_dir`),
+    built beside it and renamed into place, so a failed install leaves the old one."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise EngineError("the hfjinja setup needs npm (it comes with Node.js 18 or later)")
+    target = node_cache_dir()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    progress(f"hfjinja: npm install @huggingface/jinja@{HFJINJA_VERSION} into {target} …")
+    work = tempfile.mkdtemp(dir=target.parent, prefix="node-")
+    try:
+        package = {"name": "gotmpl2jinja-engines", "private": True,
+                   "dependencies": {"@huggingface/jinja": HFJINJA_VERSION}}
+        Path(work, "package.json").write_text(json.dumps(package, indent=1) + "\n",
+                                              encoding="utf-8")
+        try:
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=work, capture_output=True, text=True, timeout=600,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise EngineError(f"hfjinja: could not run npm ({exc})") from None
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip()[-1500:]
+            raise EngineError(f"hfjinja: npm install failed (exit {done.returncode}): {tail}")
+        installed = Path(work, "node_modules", "@huggingface", "jinja", "package.json")
+        if not installed.is_file():
+            raise EngineError("hfjinja: npm install did not install @huggingface/jinja")
+        old = target.with_name(target.name + ".old")
+        if target.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+        os.replace(work, target)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    progress(f"hfjinja: installed in {target}")
+
+
+# --------------------------------------------------------------------------------------------
 # Registry
 
-ENGINES: dict[str, Callable[[], Engine]] = {
-    "jinja2": Jinja2Engine,
-    "hfjinja": HFJinjaEngine,
-    "minijinja": lambda: MiniJinjaEngine(trim=False),
-    "minijinja-trim": lambda: MiniJinjaEngine(trim=True),
-}
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One engine of the registry: how to make it, whether it can run here, how to set it up.
+
+    `probe` is cheap (no process started) and returns None when the engine is available, else
+    a one-line reason ("node not found on PATH …", "not set up: run `gotmpl2jinja engines
+    install`"). `setup`, when there is one, is what `gotmpl2jinja engines install` runs; it
+    is never run during a verification. Calling the spec makes an engine (the factory)."""
+
+    name: str
+    factory: Callable[[], Engine]
+    probe: Callable[[], str | None] = lambda: None
+    setup: Callable[[SetupProgress], None] | None = None
+    description: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+    def __call__(self) -> Engine:
+        return self.factory()
+
+    def unavailable(self) -> str | None:
+        """The probe's answer; a probe that itself fails makes the engine unavailable."""
+        try:
+            return self.probe()
+        except Exception as exc:  # noqa: BLE001 - a broken probe must not stop a run
+            return f"its availability check failed ({type(exc).__name__}: {exc})"
+
+
+def cpp_engine_specs() -> list[EngineSpec]:
+    """llama.cpp's engine and minja, each in the raw and the llama-server context (one driver
+    per engine serves both; `gotmpl2jinja engines install` builds it from its sdist)."""
+    specs = []
+    for engine, label in (("llamacpp", "llama.cpp common/jinja"), ("minja", "minja")):
+        recipe = cpp_build.RECIPES[engine]
+        where = f"llama-cpp-python {recipe.package_version} (llama.cpp {recipe.llama_commit})"
+
+        def probe(engine: str = engine) -> str | None:
+            return cpp_build.state(engine)
+
+        def setup(progress: SetupProgress, engine: str = engine) -> None:
+            try:
+                cpp_build.install(engine, progress=progress)
+            except cpp_build.EngineSetupError as exc:
+                raise EngineError(str(exc)) from None
+
+        for server in (False, True):
+            name = f"{engine}-server" if server else engine
+            context = ("the prompt llama-server builds from the OpenAI-style request" if server
+                       else "the contract's variables")
+            specs.append(EngineSpec(
+                name, functools.partial(CppEngine, engine, server=server), probe, setup,
+                description=f"{label} from {where}: {context}",
+                tags=("server",) if server else ()))
+    return specs
+
+
+ENGINES: dict[str, EngineSpec] = {}
+
+
+def register_engine(spec: EngineSpec) -> None:
+    """Add (or replace) an engine; the registry order is the order verdicts list engines in."""
+    ENGINES[spec.name] = spec
+    _instances.pop(spec.name, None)
+
 
 _instances: dict[str, Engine] = {}
 
+for _spec in (
+    EngineSpec("jinja2", Jinja2Engine, lambda: _module_missing("jinja2", "jinja2"),
+               description="jinja2 as Hugging Face transformers configures it"),
+    EngineSpec("transformers", TransformersEngine, transformers_missing,
+               description="transformers' own render_jinja_template (apply_chat_template)"),
+    EngineSpec("hfjinja", HFJinjaEngine, hfjinja_unavailable, install_hfjinja,
+               description=f"@huggingface/jinja {HFJINJA_VERSION} (transformers.js) on node"),
+    EngineSpec("minijinja", lambda: MiniJinjaEngine(trim=False),
+               lambda: _module_missing("minijinja", "minijinja"),
+               description="minijinja, trim_blocks/lstrip_blocks off (TGI)"),
+    EngineSpec("minijinja-trim", lambda: MiniJinjaEngine(trim=True),
+               lambda: _module_missing("minijinja", "minijinja"),
+               description="minijinja, trim_blocks/lstrip_blocks on (mistral.rs)"),
+    *cpp_engine_specs(),
+):
+    register_engine(_spec)
+
+
+def unknown_engine(names: Iterable[str]) -> EngineError:
+    return EngineError(f"unknown engine(s) {', '.join(names) or '(none given)'}; "
+                       f"choose from {', '.join(ENGINES)}")
+
 
 def get_engine(name: str) -> Engine:
-    """One shared instance per engine name (the node process and compile caches are reused)."""
+    """One shared instance per engine name (the node process and compile caches are reused);
+    an unavailable engine raises EngineError with the probe's reason."""
     if name not in ENGINES:
-        raise RenderError(
-            f"unknown engine {name!r}; choose from {', '.join(ENGINES)}"
-        )
+        raise unknown_engine([name])
     if name not in _instances:
+        reason = ENGINES[name].unavailable()
+        if reason is not None:
+            raise EngineError(f"engine {name} is unavailable: {reason}")
         _instances[name] = ENGINES[name]()
     return _instances[name]
 
 
 def get_engines(names: Iterable[str] | None = None) -> list[Engine]:
-    """The engines named (all of them, in registry order, when `names` is None)."""
-    chosen = list(ENGINES) if names is None else [n.strip() for n in names if n.strip()]
+    """The engines named (every available one, in registry order, when `names` is None)."""
+    chosen = select_engines(None if names is None else list(names)).used
     return [get_engine(n) for n in chosen]
+
+
+@dataclass(frozen=True)
+class EngineSelection:
+    """The engines a run uses, and those it skipped with the reason each is unavailable."""
+
+    used: list[str]
+    skipped: dict[str, str]
+
+    def describe(self) -> str:
+        """`engines: jinja2, minijinja (skipped: hfjinja — node not found on PATH …)`."""
+        text = "engines: " + ", ".join(self.used)
+        if self.skipped:
+            text += "; skipped: " + "; ".join(f"{n} ({why})" for n, why in self.skipped.items())
+        return text
+
+
+def select_engines(names: list[str] | None = None, *, require_all: bool = False
+                   ) -> EngineSelection:
+    """Which engines to run: every available one when `names` is None (the others skipped,
+    with why; with `require_all` a skipped one is an error), else exactly those named (an
+    unknown or unavailable one is an error: it was asked for)."""
+    if names is not None:
+        names = [n.strip() for n in names if n.strip()]
+        unknown = [n for n in names if n not in ENGINES]
+        if unknown or not names:
+            raise unknown_engine(unknown)
+    candidates = list(ENGINES) if names is None else list(dict.fromkeys(names))
+    used: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in candidates:
+        reason = None if name in _instances else ENGINES[name].unavailable()
+        if reason is None:
+            used.append(name)
+        else:
+            skipped[name] = reason
+    if skipped and (require_all or names is not None):
+        listing = "; ".join(f"{n}: {why}" for n, why in skipped.items())
+        raise EngineError(f"engine(s) unavailable — {listing} "
+                          "(`gotmpl2jinja engines` lists every engine and its state)")
+    if not used:
+        raise EngineError("no Jinja engine is available (`gotmpl2jinja engines` says why)")
+    return EngineSelection(used, skipped)
+
+
+def setup_engines(names: list[str] | None, progress: SetupProgress
+                  ) -> tuple[dict[str, str | None], list[str]]:
+    """Run the setup step of the engines named (all with one when None) that need it; returns
+    each engine's state afterwards (None = available, else why not) and the engines whose setup
+    failed (reported through `progress`; the others still run)."""
+    if names is not None:
+        unknown = [n for n in names if n not in ENGINES]
+        if unknown:
+            raise unknown_engine(unknown)
+    chosen = list(ENGINES) if names is None else names
+    states: dict[str, str | None] = {}
+    failed: list[str] = []
+    for name in chosen:
+        spec = ENGINES[name]
+        if spec.setup is not None:
+            try:
+                spec.setup(progress)
+            except (EngineError, OSError) as exc:
+                progress(f"{name}: setup failed: {exc}")
+                failed.append(name)
+        elif names is not None:
+            progress(f"{name}: nothing to set up")
+        states[name] = spec.unavailable()
+    return states, failed

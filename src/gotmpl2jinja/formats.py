@@ -85,7 +85,10 @@ def _atomic_write(out: Path, write: Callable[[IO[bytes]], Any]) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as exc:  # named by the target, not by the temp file nobody asked for
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             write(handle)
@@ -93,6 +96,9 @@ def _atomic_write(out: Path, write: Callable[[IO[bytes]], Any]) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, out)
+    except OSError as exc:  # a full disk, a read-only target …: the old file stays as it was
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -104,8 +110,11 @@ def _hf_config(jinja: str, out: Path) -> bytes:
     if out.exists():
         try:
             loaded = json.loads(out.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise OutputError(f"{out} is not valid JSON ({exc}); not updating it") from None
+        except (ValueError, UnicodeDecodeError) as exc:  # ValueError: also a >4300-digit int
+            raise OutputError(f"{out} is not valid JSON this tool can update ({exc}); "
+                              "not updating it") from None
+        except RecursionError:
+            raise OutputError(f"{out} nests too deeply to update; not updating it") from None
         if not isinstance(loaded, dict):
             raise OutputError(f"{out} does not hold a JSON object; not updating it")
         config = loaded

@@ -40,6 +40,8 @@ OLLAMA_PREFIX = "ollama:"
 #: Files with these suffixes are Go templates whatever their first line looks like.
 TEMPLATE_SUFFIXES: tuple[str, ...] = (".gotmpl", ".tmpl")
 STDIN = "-"
+#: How an input is read: `auto` (by name, then by its first command), or as said.
+INPUT_KINDS: tuple[str, ...] = ("auto", "template", "modelfile")
 
 #: Renders the Go side for `verify_template(render=…)`: (go_source, conversation, now) -> text.
 GoRenderer = Callable[[str, dict[str, Any], dt.datetime], str]
@@ -70,7 +72,10 @@ class Source:
     origin: tuple[int, int] | None = None
 
     def locate(self, line: int, col: int | None) -> tuple[int, int | None]:
-        """A template position (1-based) as a position in the file the user has open."""
+        """A template position (1-based; the parser's column counts UTF-8 bytes, as Go's
+        positions do) as a position in the file the user has open, its column counted in
+        characters, as an editor and the Modelfile parser count it."""
+        col = char_column(self.template, line, col)
         if self.origin is None:
             return line, col
         first_line, first_col = self.origin
@@ -84,23 +89,40 @@ class Source:
         return bool(self.system) or bool(self.messages)
 
 
+def char_column(text: str, line: int, col: int | None) -> int | None:
+    """A byte-counted column of `text` (Go's and the parser's) as a character-counted one:
+    the column every message of this tool gives, so that a Modelfile error and a template
+    error count alike."""
+    if col is None or text.isascii():
+        return col
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return col
+    head = lines[line - 1].encode("utf-8", "surrogatepass")[: max(col - 1, 0)]
+    return len(head.decode("utf-8", "ignore")) + 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading
 
 
-def load_source(spec: str, *, models_dir: Path | None = None) -> Source:
+def load_source(spec: str, *, models_dir: Path | None = None, kind: str = "auto") -> Source:
     """Read `spec`: a template file, a Modelfile, `-` (standard input) or `ollama:NAME`.
 
     `models_dir` is the Ollama store for `ollama:NAME` (default: $OLLAMA_MODELS or
-    ~/.ollama/models) and, when given, where a Modelfile's FROM is looked up.
+    ~/.ollama/models) and, when given, where a Modelfile's FROM is looked up. `kind`
+    ("auto", "template", "modelfile") says how a file or standard input is read.
     """
-    if spec.startswith(OLLAMA_PREFIX):
+    if kind not in INPUT_KINDS:
+        raise InputError(f"unknown input kind {kind!r}; choose from {', '.join(INPUT_KINDS)}")
+    if spec.startswith(OLLAMA_PREFIX) and kind == "auto":
         name = spec[len(OLLAMA_PREFIX):]
         if not name:
             raise InputError(f"{spec!r}: give a model name after 'ollama:' (ollama:qwen3:8b)")
         return source_from_model(load_model(name, models_dir), spec)
     if spec == STDIN:
-        return source_from_bytes(sys.stdin.buffer.read(), "<stdin>", models_dir=models_dir)
+        return source_from_bytes(sys.stdin.buffer.read(), "<stdin>", models_dir=models_dir,
+                                 kind=kind)
     path = Path(spec)
     if path.is_dir():
         raise InputError(f"{spec} is a directory; give a template file or a Modelfile "
@@ -111,20 +133,46 @@ def load_source(spec: str, *, models_dir: Path | None = None) -> Source:
         raise InputError(f"{spec}: no such file") from None
     except OSError as exc:
         raise InputError(f"{spec}: cannot read it ({exc.strerror or exc})") from None
-    return source_from_bytes(data, spec, models_dir=models_dir)
+    return source_from_bytes(data, spec, models_dir=models_dir, kind=kind)
 
 
-def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None) -> Source:
-    """A file's bytes as a Source: a Modelfile when it looks like one, else a Go template."""
-    is_template_file = name.lower().endswith(TEMPLATE_SUFFIXES)
-    if not is_template_file:
+def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None,
+                      kind: str = "auto") -> Source:
+    """A file's bytes as a Source: with kind "auto", a Modelfile when it is named like one or
+    looks like one (then a warning says so, and how to read it as a template), else a Go
+    template; "template" and "modelfile" say which. (The warning is for standard input, which
+    has no name to go by.)"""
+    as_modelfile = kind == "modelfile"
+    sniffed = False
+    if kind == "auto" and not name.lower().endswith(TEMPLATE_SUFFIXES):
         head = data[:4096].decode("utf-8", "replace")
-        if looks_like_modelfile(name, head):
+        as_modelfile = looks_like_modelfile(name, head)
+        # a file's name says what it is; a Modelfile that starts with FROM is no surprise
+        sniffed = as_modelfile and name == "<stdin>" and not _starts_with_from(head)
+    if as_modelfile:
+        hint = ("read as a Modelfile (its first line that is not blank or a # comment starts "
+                "with a Modelfile command); pass --as template to read it as a Go template")
+        try:
             modelfile = parse_modelfile(data, name=name)
-            source = source_from_modelfile(modelfile, models_dir=models_dir)
-            source.origin = template_origin(decode_modelfile(data), modelfile, source)
-            return source
+        except Gotmpl2JinjaError as exc:
+            if sniffed:
+                exc.message += f" ({hint})"
+            raise
+        source = source_from_modelfile(modelfile, models_dir=models_dir)
+        source.origin = template_origin(decode_modelfile(data), modelfile, source)
+        if sniffed:
+            source.warnings.insert(0, f"{name}: {hint}")
+        return source
     return Source(name=name, template=decode_template(data, name), kind="template")
+
+
+def _starts_with_from(text: str) -> bool:
+    """The first line that is not blank or a `#` comment is a FROM command."""
+    for raw in text.lstrip("\ufeff").splitlines():
+        stripped = raw.strip(" \t")
+        if stripped and not stripped.startswith("#"):
+            return stripped[:5].lower() in ("from ", "from\t")
+    return False
 
 
 def decode_template(data: bytes, name: str) -> str:

@@ -34,7 +34,15 @@ from typing import TypeVar
 
 from gotmpl2jinja import nodes, ollama
 from gotmpl2jinja.analysis import Analysis, GoType, analyze
-from gotmpl2jinja.emit import FIM_CONDITION, INDENT, Emitter, Expr, fim_branch, quote
+from gotmpl2jinja.emit import (
+    FIM_CONDITION,
+    INDENT,
+    MESSAGE_CONTENT,
+    Emitter,
+    Expr,
+    fim_branch,
+    quote,
+)
 from gotmpl2jinja.errors import TranslationError
 
 #: Ollama's own template functions; Go's builtins (and, len, printf…) exist in every turn.
@@ -131,14 +139,14 @@ def _legacy_loop(state: str, flush: str) -> list[str]:
         f"        {{%- if {state}.prompt or {state}.response %}}",
         *flushed("system"),
         "        {%- endif %}",
-        f"        {{%- set {state}.system = message.content %}}",
+        f"        {{%- set {state}.system = {MESSAGE_CONTENT} %}}",
         "    {%- elif message.role == 'user' %}",
         f"        {{%- if {state}.response %}}",
         *flushed("prompt"),
         "        {%- endif %}",
-        f"        {{%- set {state}.prompt = message.content %}}",
+        f"        {{%- set {state}.prompt = {MESSAGE_CONTENT} %}}",
         "    {%- elif message.role == 'assistant' %}",
-        f"        {{%- set {state}.response = message.content %}}",
+        f"        {{%- set {state}.response = {MESSAGE_CONTENT} %}}",
         "    {%- endif %}",
         "{%- endfor %}",
     ]

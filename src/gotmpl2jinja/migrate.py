@@ -28,13 +28,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gotmpl2jinja.engines import EngineTimeout
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ModelfileError,
     ReferenceRendererError,
     TemplateSyntaxError,
 )
-from gotmpl2jinja.formats import write_output
+from gotmpl2jinja.formats import OutputError, write_output
 from gotmpl2jinja.inputs import (
     OLLAMA_PREFIX,
     TEMPLATE_SUFFIXES,
@@ -46,20 +47,25 @@ from gotmpl2jinja.inputs import (
     source_from_model,
 )
 from gotmpl2jinja.modelfile import looks_like_modelfile
+from gotmpl2jinja.reference import RenderTimeout
 
 VERIFIED = "converted+verified"
 DIVERGED = "diverged"
 NOT_TRANSLATABLE = "not translatable"
 INVALID_INPUT = "invalid input"
 INTERNAL_ERROR = "internal error"
-STATUSES: tuple[str, ...] = (VERIFIED, DIVERGED, NOT_TRANSLATABLE, INVALID_INPUT, INTERNAL_ERROR)
+WRITE_FAILED = "not written"
+STATUSES: tuple[str, ...] = (VERIFIED, DIVERGED, NOT_TRANSLATABLE, INVALID_INPUT, INTERNAL_ERROR,
+                             WRITE_FAILED)
 
 STATUS_MEANINGS = {
     VERIFIED: "written; rendered what Ollama renders on every case and engine",
     DIVERGED: "translated, but an engine rendered differently; not written",
     NOT_TRANSLATABLE: "the translator refuses a construct (where and why given); not written",
     INVALID_INPUT: "Ollama itself would reject the input (where and why given)",
-    INTERNAL_ERROR: "a bug of gotmpl2jinja on this item; not written",
+    INTERNAL_ERROR: "a bug of gotmpl2jinja on this item, or its verification did not finish "
+    "in time; not written",
+    WRITE_FAILED: "verified, but its file could not be written (why given)",
 }
 
 MIGRATE_FORMATS: tuple[str, ...] = ("jinja", "hf", "lmstudio")
@@ -112,6 +118,9 @@ class MigrationReport:
     cases: int
     seed: int
     items: list[Item] = field(default_factory=list)
+    #: The Jinja engines every item was verified on, and those skipped (unavailable) with why.
+    engines: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -123,7 +132,8 @@ class MigrationReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "command": self.command, "src": self.src, "out": self.out, "format": self.format,
-            "cases": self.cases, "seed": self.seed, "ok": self.ok, "counts": self.counts(),
+            "cases": self.cases, "seed": self.seed, "engines": self.engines,
+            "skipped_engines": self.skipped, "ok": self.ok, "counts": self.counts(),
             "items": [asdict(item) for item in self.items],
         }
 
@@ -232,7 +242,7 @@ def _divergence_json(div: Any) -> dict[str, Any]:
 
 
 def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int, force: bool,
-                 models_dir: Path | None) -> Item:
+                 models_dir: Path | None, engines: list[str] | None = None) -> Item:
     """Convert, verify and (when verified) write one input; every expected failure is an Item.
 
     A broken reference renderer (Go missing…) is not an item's fault: it is raised.
@@ -260,9 +270,12 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
         return item
     try:
         result = verify_template(
-            source.template, jinja, cases=cases, seed=seed, name=source.name,
+            source.template, jinja, cases=cases, seed=seed, name=source.name, engines=engines,
             render=go_renderer(source) if source.has_modelfile_rule else None,
         )
+    except (RenderTimeout, EngineTimeout) as exc:  # this item loops: its verdict, not the run's
+        item.status, item.reason = INTERNAL_ERROR, f"verification did not finish: {exc}"
+        return item
     except ReferenceRendererError:
         raise
     except Exception as exc:  # noqa: BLE001 - an engine or harness bug on one item
@@ -278,8 +291,14 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
         item.divergence = _divergence_json(first)
         return item
     target = out / planned.output
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_output(jinja, fmt, target, force=force, stop=source.stop)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_output(jinja, fmt, target, force=force, stop=source.stop)
+    except (OSError, OutputError) as exc:  # a full disk, a read-only folder: say so, go on
+        item.status = WRITE_FAILED
+        item.reason = str(exc) if isinstance(exc, OutputError) else \
+            f"cannot write {target}: {exc.strerror or exc}"
+        return item
     item.status, item.output = VERIFIED, planned.output
     return item
 
@@ -324,12 +343,15 @@ def report_paths(out: Path, report: Path | None) -> tuple[Path, Path]:
 def migrate(
     src: str | Path, out: str | Path, *, fmt: str = "jinja", cases: int = DEFAULT_CASES,
     seed: int = 0, force: bool = False, store: str | None = None, report: str | Path | None = None,
-    progress: Progress | None = None,
+    progress: Progress | None = None, engines: list[str] | None = None,
+    skipped: dict[str, str] | None = None,
 ) -> MigrationReport:
     """Convert and verify everything under `src` (plus every installed model when `store` is
     not None: "" = the default Ollama store, else its models directory), write the verified
     outputs under `out` mirroring `src`, and write the report. Raises MigrateError before doing
-    anything when it cannot run or would overwrite without `force`."""
+    anything when it cannot run or would overwrite without `force`. `engines`: the Jinja
+    engines to verify on (default every available one; `skipped`: those left out and why, for
+    the report)."""
     if fmt not in MIGRATE_FORMATS:
         raise MigrateError(f"unknown format {fmt!r}; choose one of {', '.join(MIGRATE_FORMATS)}")
     if cases < 1:
@@ -362,17 +384,23 @@ def migrate(
     if not md_path.parent.exists() and md_path.parent != out_path:
         raise MigrateError(f"cannot write the report {md_path}: {md_path.parent} does not exist")
 
+    if engines is None:
+        from gotmpl2jinja.engines import select_engines
+
+        selection = select_engines(None)
+        engines, skipped = selection.used, selection.skipped
     result = MigrationReport(
         command=regenerate_command(str(src), str(out), fmt=fmt, cases=cases, seed=seed,
                                    store=store, report=None if report is None else str(report)),
         src=str(src), out=str(out), format=fmt, cases=cases, seed=seed,
+        engines=list(engines), skipped=dict(skipped or {}),
     )
     out_path.mkdir(parents=True, exist_ok=True)
     for index, item in enumerate(planned):
         if progress is not None:
             progress(index, len(planned), item.label)
         result.items.append(migrate_item(item, out_path, fmt=fmt, cases=cases, seed=seed,
-                                         force=force, models_dir=models_dir))
+                                         force=force, models_dir=models_dir, engines=engines))
     if progress is not None:
         progress(len(planned), len(planned), "")
     write_output(markdown_report(result), "jinja", md_path, force=force)
@@ -395,6 +423,13 @@ def _cell(text: str | None, limit: int = 300) -> str:
     return flat.replace("|", "\\|").replace("`", "'")
 
 
+def _skipped_note(skipped: dict[str, str]) -> str:
+    if not skipped:
+        return ""
+    return " (skipped, unavailable here: " + "; ".join(
+        f"{name} — {why}" for name, why in skipped.items()) + ")"
+
+
 def markdown_report(report: MigrationReport) -> str:
     """The human report: how to make it again, the counts, then one row per item."""
     counts = report.counts()
@@ -405,9 +440,10 @@ def markdown_report(report: MigrationReport) -> str:
         "",
         f"Source `{report.src}`, outputs under `{report.out}` (format {report.format}); each "
         f"conversion verified against Ollama (Go reference renderer) on {report.cases} random "
-        f"conversations (seed {report.seed}) on every Jinja engine; only verified ones are "
-        "written. Details of every item (minimal diverging conversation, outputs, warnings) are "
-        "in the JSON twin of this file.",
+        f"conversations (seed {report.seed}) on the Jinja engines "
+        f"{', '.join(report.engines) or '(none)'}{_skipped_note(report.skipped)}; only verified "
+        "ones are written. Details of every item (minimal diverging conversation, outputs, "
+        "warnings) are in the JSON twin of this file.",
         "",
         "| status | items | meaning |",
         "| --- | --- | --- |",

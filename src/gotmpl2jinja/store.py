@@ -149,9 +149,9 @@ def manifest_candidates(name: ModelName, models_dir: Path) -> list[Path]:
     return paths
 
 
-def blob_path(models_dir: Path, digest: str) -> Path:
+def blob_path(models_dir: Path, digest: Any) -> Path:
     """`sha256:<hex>` → <models>/blobs/sha256-<hex>; anything else is refused, as Ollama does."""
-    match = _DIGEST.match(digest or "")
+    match = _DIGEST.match(digest) if isinstance(digest, str) else None
     if not match:
         raise StoreError(f"invalid blob digest {digest!r} in the manifest")
     return models_dir / "blobs" / f"sha256-{match.group(1)}"
@@ -183,8 +183,24 @@ def _read_json(path: Path, what: str) -> Any:
         return json.loads(path.read_bytes())
     except FileNotFoundError:
         raise StoreError(f"{what} {path} is missing from the Ollama store") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        raise StoreError(f"{what} {path} is a directory, not a file; the store is damaged"
+                         ) from None
+    except OSError as exc:
+        raise StoreError(f"{what} {path} cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a >4300-digit int
         raise StoreError(f"{what} {path} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise StoreError(f"{what} {path} nests too deeply to read") from None
+
+
+def _read_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON file that must hold an object (a manifest): anything else is a damaged store."""
+    data = _read_json(path, what)
+    if not isinstance(data, dict):
+        raise StoreError(f"{what} {path} is damaged: it must hold a JSON object, not "
+                         f"{type(data).__name__}")
+    return data
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -194,24 +210,35 @@ def _read_text(path: Path, what: str) -> str:
         raise StoreError(f"the {what} blob {path} is missing from the Ollama store") from None
     except UnicodeDecodeError as exc:
         raise StoreError(f"the {what} blob {path} is not UTF-8: {exc}") from None
+    except OSError as exc:
+        raise StoreError(f"the {what} blob {path} cannot be read ({exc.strerror or exc})"
+                         ) from None
 
 
 def _select_manifest(manifest: dict[str, Any], models_dir: Path, where: Path) -> dict[str, Any]:
     """A manifest list names one child per runner; take the one Ollama would run."""
     if manifest.get("mediaType") != MEDIA_MANIFEST_LIST:
         return manifest
-    children = [m for m in manifest.get("manifests") or [] if isinstance(m, dict)]
+    listed = manifest.get("manifests") or []
+    if not isinstance(listed, list):
+        raise StoreError(f"manifest list {where} is damaged: 'manifests' must be an array")
+    children = [m for m in listed if isinstance(m, dict)]
     for runner in RUNNER_PREFERENCES:
         for child in children:
             if child.get("mediaType") not in (None, "", MEDIA_MANIFEST):
                 continue
             if str(child.get("runner", "")).lower() != runner:
                 continue
-            if not child.get("layers") and not (child.get("config") or {}).get("digest"):
+            config = child.get("config")
+            if not child.get("layers") and not (isinstance(config, dict)
+                                                and config.get("digest")):
                 digest = child.get("digest", "")
+                if not isinstance(digest, str):
+                    raise StoreError(f"manifest list {where} is damaged: a child's digest "
+                                     f"must be a string, not {digest!r}")
                 if ":" not in digest and "-" not in digest:
                     digest = f"sha256:{digest}"
-                return _read_json(blob_path(models_dir, digest), "child manifest")
+                return _read_object(blob_path(models_dir, digest), "child manifest")
             return child
     raise StoreError(
         f"manifest list {where} has no child for the runners {', '.join(RUNNER_PREFERENCES)}"
@@ -230,10 +257,14 @@ def load_model(name: str, models_dir: Path | None = None) -> InstalledModel:
             f"model {name!r} ({parsed}) is not installed in {root}: looked for {looked}"
             " (set OLLAMA_MODELS or pass the models directory)"
         )
-    manifest = _select_manifest(_read_json(path, "manifest"), root, path)
+    manifest = _select_manifest(_read_object(path, "manifest"), root, path)
     model = InstalledModel(name=str(parsed), manifest_path=path)
 
-    config_digest = (manifest.get("config") or {}).get("digest")
+    config_entry = manifest.get("config") or {}
+    if not isinstance(config_entry, dict):
+        raise StoreError(f"manifest {path} is damaged: 'config' must be an object, not "
+                         f"{type(config_entry).__name__}")
+    config_digest = config_entry.get("digest")
     if config_digest:
         config_file = blob_path(root, config_digest)
         if config_file.is_file():
@@ -242,7 +273,10 @@ def load_model(name: str, models_dir: Path | None = None) -> InstalledModel:
                 model.renderer = config.get("renderer") or None
                 model.parser = config.get("parser") or None
 
-    for layer in manifest.get("layers") or []:
+    layers = manifest.get("layers") or []
+    if not isinstance(layers, list) or not all(isinstance(layer, dict) for layer in layers):
+        raise StoreError(f"manifest {path} is damaged: 'layers' must be an array of objects")
+    for layer in layers:
         media = layer.get("mediaType")
         blob = blob_path(root, layer.get("digest", ""))
         if media in (MEDIA_TEMPLATE, MEDIA_PROMPT):

@@ -96,6 +96,9 @@ class SweepRow:
     refused: int = 0
     engines: list[str] = field(default_factory=list)
     diverging: list[str] = field(default_factory=list)  # engines with a divergence
+    #: Per engine: cases a runtime context (llama-server) rendered differently for a kind the
+    #: contract puts out of its scope, by kind (verify's EngineTally.runtime_differs).
+    runtime_differs: dict[str, dict[str, int]] = field(default_factory=dict)
     counterexample: dict[str, Any] | None = None  # the first divergence (minimal conversation)
     same_as: str | None = None  # an earlier row with the identical source
     seconds: float = 0.0
@@ -217,6 +220,8 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
         row.cases, row.engines = result.cases, list(result.engines)
         row.refused = result.refused
         row.diverging = [d.engine for d in result.divergences]
+        row.runtime_differs = {name: dict(tally.runtime_differs)
+                               for name, tally in result.counts.items() if tally.runtime_differs}
         row.status = EQUIVALENT if result.ok else DIVERGES
         if result.divergences:
             first = result.divergences[0]
@@ -234,8 +239,12 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
 def placed(exc: Gotmpl2JinjaError, item: SweepInput) -> str:
     """The error as FILE:LINE:COL: message in the file swept (a Modelfile's TEMPLATE position
     becomes a position in the Modelfile)."""
+    from gotmpl2jinja.inputs import char_column
+
     if exc.line is not None and item.modelfile is not None:
         exc.line, exc.col = item.modelfile.locate(exc.line, exc.col)
+    elif exc.line is not None and item.source is not None:
+        exc.col = char_column(item.source, exc.line, exc.col)
     exc.name = item.file
     return str(exc)
 
@@ -291,16 +300,28 @@ def short(text: str, limit: int = SHORT) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def row_cells(row: SweepRow) -> list[str]:
-    """The table's cells for one row, in `COLUMNS` order."""
+def engine_cell(row: SweepRow, engine: str) -> str:
+    """One engine's verdict on a row: `=` (every case equal), `diverges`, `=, N differ: kind…`
+    (a runtime context differing only on out-of-scope kinds), or `—` (not run)."""
+    if engine not in row.engines:
+        return "—"
+    if engine in row.diverging:
+        return "**diverges**"
+    kinds = row.runtime_differs.get(engine, {})
+    if not kinds:
+        return "="
+    listed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+    return f"=, {sum(kinds.values())} out of scope: {_cell(listed)}"
+
+
+def row_cells(row: SweepRow, engines: list[str]) -> list[str]:
+    """The table's cells for one row, in `table_columns(engines)` order."""
     if row.status in (EQUIVALENT, DIVERGES):
         translation = "translated"
     else:
         translation = f"{row.status}: {_cell(short(row.reason, 300))}"
     if row.same_as:
         translation += f" (same source as {_cell(row.same_as)})"
-    divergences = ", ".join(row.diverging) if row.diverging else (
-        "none" if row.status in (EQUIVALENT, DIVERGES) else "—")
     example = "—"
     if row.counterexample is not None:
         conv = json.dumps(row.counterexample["conversation"], ensure_ascii=False)
@@ -311,12 +332,22 @@ def row_cells(row: SweepRow) -> list[str]:
     counted = str(row.cases) if verified else "—"
     return [_cell(row.template), row.path, translation, counted,
             str(row.refused) if verified else "—",
-            str(len(row.engines)) if row.engines else "—", divergences, example]
+            *(engine_cell(row, e) if verified else "—" for e in engines), example]
 
 
-COLUMNS = ["template", "path", "translated or why not", "cases", "refused by Ollama", "engines",
-           "divergences",
-           "first counterexample (minimal conversation)"]
+#: The columns before and after the engines' (one column per engine and context).
+COLUMNS_BEFORE = ["template", "path", "translated or why not", "cases", "refused by Ollama"]
+COLUMNS_AFTER = ["first counterexample (minimal conversation)"]
+
+
+def table_columns(engines: list[str]) -> list[str]:
+    """The table's header: the fixed columns around one column per engine."""
+    return [*COLUMNS_BEFORE, *engines, *COLUMNS_AFTER]
+
+
+def row_engines(rows: list[SweepRow]) -> list[str]:
+    """Every engine some row ran on, in the order the rows name them."""
+    return list(dict.fromkeys(e for row in rows for e in row.engines))
 
 
 def summary(rows: list[SweepRow]) -> dict[str, int]:
@@ -346,10 +377,11 @@ def _case_totals(rows: list[SweepRow]) -> str:
 
 
 def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: int | None,
-                seed: int) -> str:
+                seed: int, skipped: dict[str, str] | None = None) -> str:
     """The committed report: the command that made it, totals, then one row per template."""
     counts = summary(rows)
     engines = sorted({e for row in rows for e in row.engines})
+    engines_run = row_engines(rows)
     lines = [
         "# Corpus sweep",
         "",
@@ -358,7 +390,9 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         "conversations; a divergence stops the search on that engine, so a diverging row "
         "counts fewer cases).",
         "",
-        f"Engines: {', '.join(engines) if engines else 'none ran'}. Ground truth: the Go "
+        f"Engines: {', '.join(engines) if engines else 'none ran'}"
+        + ("".join(f"; skipped {name} ({why})" for name, why in (skipped or {}).items()))
+        + ". Ground truth: the Go "
         "reference renderer (Ollama's server steps and Execute on Go's text/template). Equal "
         "means byte for byte, or Go failing exactly where the template raises. A request "
         "Ollama refuses for a capability (400: think on a template that cannot think, tools "
@@ -378,11 +412,28 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         + f"; {_case_totals(rows)}.",
         "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "---|" * len(COLUMNS),
+        *_runtime_differs_lines(rows),
+        "| " + " | ".join(table_columns(engines_run)) + " |",
+        "|" + "---|" * len(table_columns(engines_run)),
     ]
-    lines += ["| " + " | ".join(row_cells(row)) + " |" for row in rows]
+    lines += ["| " + " | ".join(row_cells(row, engines_run)) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def _runtime_differs_lines(rows: list[SweepRow]) -> list[str]:
+    """The out-of-scope cases of the runtime contexts, totalled by engine and kind."""
+    totals: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if row.same_as is None:
+            for engine, kinds in row.runtime_differs.items():
+                for kind, n in kinds.items():
+                    totals[(engine, kind)] = totals.get((engine, kind), 0) + n
+    if not totals:
+        return []
+    listed = "; ".join(f"{engine}: {kind} {n}" for (engine, kind), n in sorted(totals.items()))
+    return ["**Out of scope on a runtime context** (rendered differently, on kinds of "
+            "conversation no template can make that runtime render as Ollama: "
+            "docs/equivalence-contract.md, *On llama-server*): " + listed + ".", ""]
 
 
 def to_json(rows: list[SweepRow]) -> list[dict[str, Any]]:

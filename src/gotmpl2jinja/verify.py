@@ -27,13 +27,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gotmpl2jinja.conversation import jinja_context, validate
+from gotmpl2jinja.engine_base import RuntimeRefused
 from gotmpl2jinja.engines import (
     DEFAULT_NOW,
     ENGINES,
     Engine,
-    get_engines,
+    EngineTimeout,
+    get_engine,
     is_raised,
     render_many,
+    select_engines,
+    unknown_engine,
 )
 from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError, RenderError
 
@@ -60,6 +64,8 @@ class Outcome:
     output: str | None = None
     error: str | None = None
     raised: bool = False  # the Jinja template called raise_exception (always False for Go)
+    #: Jinja side only: the runtime (llama-server) refused the request before rendering: why.
+    runtime_refused: str | None = None
     #: Go side only: the capability Ollama refused the request for (a 400, no prompt). The
     #: output/error are then the lenient rendering, the request as if the refused option were
     #: absent (what the contract asks of the Jinja); both None when no lenient side exists.
@@ -97,6 +103,10 @@ class EngineTally:
     #: Ollama refused the request for a capability, and the Jinja rendered it as if the refused
     #: option were absent (checked against Go's lenient rendering): its own class.
     refused: int = 0
+    #: A runtime engine (llama-server's context) rendered other bytes on a conversation of a kind
+    #: the contract puts out of its scope (no template can make that runtime agree, e.g. it
+    #: turns a `developer` role into `system`): counted by kind, never as equivalent.
+    runtime_differs: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -109,6 +119,8 @@ class VerifyResult:
     counts: dict[str, EngineTally]
     divergences: list[Divergence] = field(default_factory=list)
     seed: int = 0
+    #: Engines not run because they are unavailable here, with the reason for each.
+    skipped: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -119,11 +131,19 @@ class VerifyResult:
         """Cases Ollama refuses for a capability (most over the engines: each counts its own)."""
         return max((tally.refused for tally in self.counts.values()), default=0)
 
+    @property
+    def runtime_differs(self) -> dict[str, int]:
+        """Cases a runtime context rendered differently for an out-of-scope kind, by
+        "engine: kind" (see EngineTally.runtime_differs)."""
+        return {f"{name}: {kind}": n for name, tally in self.counts.items()
+                for kind, n in sorted(tally.runtime_differs.items())}
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (for `verify --json`)."""
         data = asdict(self)
         data["ok"] = self.ok
         data["refused"] = self.refused
+        data["runtime_differs"] = self.runtime_differs
         return data
 
 
@@ -232,7 +252,14 @@ def jinja_outcome(engine: Engine, jinja_source: str, context: dict[str, Any],
     try:
         return Outcome(output=engine.render(jinja_source, context, now=now))
     except RenderError as exc:
-        return Outcome(error=str(exc), raised=is_raised(exc))
+        return failure_outcome(exc)
+
+
+def failure_outcome(exc: RenderError) -> Outcome:
+    """A Jinja-side failure as an Outcome: raised by the template, refused by the runtime, or
+    an engine error."""
+    refused = exc.kind if isinstance(exc, RuntimeRefused) else None
+    return Outcome(error=str(exc), raised=is_raised(exc), runtime_refused=refused)
 
 
 def outcome_of(item: str | RenderError) -> Outcome:
@@ -243,8 +270,15 @@ def outcome_of(item: str | RenderError) -> Outcome:
     if isinstance(item, CapabilityRefusal):
         return Outcome(refused=item.capability)
     if isinstance(item, RenderError):
-        return Outcome(error=str(item), raised=is_raised(item))
+        return failure_outcome(item)
     return Outcome(output=item)
+
+
+def out_of_scope(engine: Engine, conv: dict[str, Any], template: str) -> str | None:
+    """The kind of `conv` that puts it outside the contract on `engine`'s runtime context (an
+    engine without a `scope` method, i.e. a raw context, has none)."""
+    scope = getattr(engine, "scope", None)
+    return scope(conv, template) if scope is not None else None
 
 
 def agree(go: Outcome, jinja: Outcome) -> bool:
@@ -366,14 +400,19 @@ class _Checker:
         return [(go_outcomes[i], {name: outcome_of(items[i]) for name, items in jinja.items()})
                 for i in range(len(convs))]
 
-    def count(self, go: Outcome, results: dict[str, Outcome], engines: list[Engine]
-              ) -> list[Engine]:
+    def count(self, go: Outcome, results: dict[str, Outcome], engines: list[Engine],
+              conv: dict[str, Any]) -> list[Engine]:
         """Count one case on `engines`; returns those that diverge on it."""
         diverging = []
         for engine in engines:
             tally = self.counts[engine.name]
             tally.cases += 1
             if not agree(go, results[engine.name]):
+                kind = (results[engine.name].runtime_refused
+                        or out_of_scope(engine, conv, self.jinja_source))
+                if kind is not None:
+                    tally.runtime_differs[kind] = tally.runtime_differs.get(kind, 0) + 1
+                    continue
                 tally.diverged += 1
                 diverging.append(engine)
             elif go.refused is not None:
@@ -405,7 +444,7 @@ class _Checker:
             for item, (go, jinja) in zip(batch, results, strict=True):
                 if not pending:
                     break
-                hit = self.count(go, jinja, pending)
+                hit = self.count(go, jinja, pending, conversation(item))
                 if hit:
                     found.append((item, hit))
                     pending[:] = [e for e in pending if e not in hit]
@@ -425,7 +464,9 @@ class _Checker:
     def diverges(self, conv: dict[str, Any], engines: list[Engine]) -> list[Engine]:
         """The engines of `engines` that disagree with Go on `conv` (single renders)."""
         go, results = self.outcomes(conv, engines)
-        return [e for e in engines if not agree(go, results[e.name])]
+        return [e for e in engines
+                if not agree(go, results[e.name]) and results[e.name].runtime_refused is None
+                and out_of_scope(e, conv, self.jinja_source) is None]
 
 
 def _shrunk_divergences(checker: _Checker, case: DrawnCase, engines: list[Engine]
@@ -500,7 +541,8 @@ def verify_template(
         jinja_source = _translate(go_source, name)
     if cases < 0 or (exhaustive is not None and exhaustive < 0):
         raise Gotmpl2JinjaError("cases and the exhaustive depth must not be negative")
-    chosen = get_engines(engines)
+    selection = select_engines(engines)
+    chosen = [get_engine(name) for name in selection.used]
     go_single: GoRenderer = render or BARE
     go_batch = go_single.many if isinstance(go_single, GoSide) else one_by_one(go_single)
     checker = _Checker(go_source, jinja_source, chosen, go_single, go_batch,
@@ -525,7 +567,7 @@ def verify_template(
 
     return VerifyResult(
         name=name, cases=checker.cases, engines=[e.name for e in chosen],
-        counts=checker.counts, divergences=divergences, seed=seed,
+        counts=checker.counts, divergences=divergences, seed=seed, skipped=selection.skipped,
     )
 
 
@@ -573,10 +615,7 @@ def parse_engine_list(text: str | None) -> list[str] | None:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in ENGINES]
     if unknown or not names:
-        raise Gotmpl2JinjaError(
-            f"unknown engine(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(ENGINES)}"
-        )
+        raise unknown_engine(unknown)
     return names
 
 
@@ -598,17 +637,19 @@ class FileVerdict:
 def verify_file(
     path: Path, *, jinja_path: Path | None = None, cases: int = 200,
     exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
-    progress: Progress | None = None,
+    progress: Progress | None = None, kind: str = "auto",
 ) -> FileVerdict:
     """Verify one input file — a Go template, or a Modelfile with its SYSTEM/MESSAGE rule on
     both sides (`inputs.convert_source`'s preamble against Ollama's render with the rule) —
     against `jinja_path`, or against its translation. An unreadable, unparsable or
-    untranslatable input is a verdict (its message placed in the file), not a crash."""
+    untranslatable input is a verdict (its message placed in the file), not a crash; so is a
+    render that runs past the timeout, on Go or an engine. `kind` is `load_source`'s."""
     from gotmpl2jinja.inputs import go_renderer, load_source
+    from gotmpl2jinja.reference import RenderTimeout
 
     verdict = FileVerdict(path=str(path))
     try:
-        source = load_source(str(path))
+        source = load_source(str(path), kind=kind)
     except Gotmpl2JinjaError as exc:  # ModelfileError, InputError: placed already
         if exc.name is None:
             exc.name = str(path)
@@ -627,6 +668,9 @@ def verify_file(
             engines=engines, seed=seed, name=path.stem, progress=progress,
             render=go_renderer(source) if source.has_modelfile_rule else None,
         )
+    except (RenderTimeout, EngineTimeout) as exc:  # this file's fault: say so, check the next
+        verdict.error = f"{path}: {exc}"
+        return verdict
     except ReferenceRendererError:
         raise
     except Gotmpl2JinjaError as exc:
@@ -657,7 +701,10 @@ def summary_line(result: VerifyResult, path: str) -> str:
     """One line per template: name, path, cases, engines, divergences."""
     verdict = "equivalent" if result.ok else "DIVERGES"
     return (f"{result.name}\t{path}\tcases={result.cases}\tengines={','.join(result.engines)}"
-            f"\trefused={result.refused}\tdivergences={len(result.divergences)}\t{verdict}")
+            f"\trefused={result.refused}"
+            + (f"\truntime-differs={sum(result.runtime_differs.values())}"
+               if result.runtime_differs else "")
+            + f"\tdivergences={len(result.divergences)}\t{verdict}")
 
 
 __all__ = [

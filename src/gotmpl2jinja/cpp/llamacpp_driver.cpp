@@ -15,6 +15,8 @@
 //                llama-server builds from it (oaicompat_chat_params_parse with llama-server's
 //                default chat parameters: --jinja, prefill of a trailing assistant message,
 //                enable_thinking defaulting to true unless the template says otherwise).
+// mode "caps":   answers {"id": n, "caps": {...}}, what llama.cpp's capability probe finds
+//                (common_chat_templates_get_caps), which drives its message workarounds.
 // The clock: `time()` is answered from the request's "now" (strftime_now reads the clock
 // through std::time), and TZ is UTC, so renders are reproducible.
 
@@ -112,6 +114,21 @@ static ojson handle(const ojson & request) {
     const std::string mode = request.value("mode", std::string("raw"));
     g_now = static_cast<time_t>(request.value("now", 0.0));
     g_now_pinned = request.contains("now");
+
+    if (mode == "caps") {  // what llama.cpp's probe finds the template supports
+        ojson caps = ojson::object();
+        try {
+#ifdef G2J_WITH_SERVER
+            auto tmpls = common_chat_templates_init(nullptr, request.at("template").get<std::string>());
+            for (const auto & [name, value] : common_chat_templates_get_caps(tmpls.get())) {
+                caps[name] = value;
+            }
+#endif
+        } catch (const std::exception & e) {
+            return ojson{{"id", id}, {"compile", true}, {"error", std::string(e.what())}};
+        }
+        return ojson{{"id", id}, {"caps", caps}};
+    }
 
     auto it = g_templates.find(key + "/" + mode);
     if (it == g_templates.end()) {

@@ -14,6 +14,7 @@
 //                utils.hpp with its defaults: --jinja, prefill of a trailing assistant message,
 //                reasoning format auto, thinking on), which adds minja's polyfills where its
 //                capability probe finds the template lacking.
+// mode "caps":   answers {"id": n, "caps": {...}}, what minja's capability probe finds.
 // minja's raise_exception throws a plain error carrying only the message, so "raised" is left to
 // the Python side (it knows which messages the template raises).
 
@@ -100,6 +101,22 @@ static ojson handle(const ojson & request) {
     const std::string mode = request.value("mode", std::string("raw"));
     g_now = static_cast<time_t>(request.value("now", 0.0));
     g_now_pinned = true;
+
+    if (mode == "caps") {  // what minja's probe finds the template supports (drives polyfills)
+        try {
+            minja::chat_template t(request.at("template").get<std::string>(), "", "");
+            const auto & c = t.original_caps();
+            return ojson{{"id", id}, {"caps", {
+                {"supports_system_role", c.supports_system_role},
+                {"supports_tools", c.supports_tools},
+                {"supports_tool_calls", c.supports_tool_calls},
+                {"supports_tool_responses", c.supports_tool_responses},
+                {"requires_object_arguments", c.requires_object_arguments},
+            }}};
+        } catch (const std::exception & e) {
+            return ojson{{"id", id}, {"compile", true}, {"error", std::string(e.what())}};
+        }
+    }
 
     auto it = g_templates.find(key + "/" + mode);
     if (it == g_templates.end()) {

@@ -44,7 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gotmpl2jinja.errors import ReferenceRendererError, RenderError, TemplateSyntaxError
+from gotmpl2jinja.errors import (
+    ReferenceRendererError,
+    RenderError,
+    TemplateSyntaxError,
+)
 from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, RendererClient, decode_output
 
 __all__ = [
@@ -360,6 +364,10 @@ def _decode_text(text: str, name: str = "conversation") -> Any:
         raise ReferenceRendererError(
             f"not valid JSON: {exc.msg}", name=name, line=exc.lineno, col=exc.colno,
         ) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise ReferenceRendererError(f"{name}: a number Ollama cannot read ({exc})") from None
+    except RecursionError:
+        raise ReferenceRendererError(f"{name}: the JSON nests too deeply") from None
 
 
 def read_conversation_text(path: str) -> str:

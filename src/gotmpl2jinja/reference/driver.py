@@ -12,17 +12,21 @@ import base64
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from gotmpl2jinja.errors import ReferenceRendererError
+from gotmpl2jinja.lifetime import popen_tied
 
 #: The Go sources of the renderer (package data next to this file).
 GO_SOURCES = ("go.mod", "main.go", "data.go", "ollama.go")
@@ -32,6 +36,9 @@ CACHE_ENV = "GOTMPL2JINJA_CACHE"
 
 #: Seconds one request may take before the process is killed and restarted.
 DEFAULT_TIMEOUT = 5.0
+
+#: The longest timeout accepted (a day): beyond it `select` overflows, and nobody waits so long.
+MAX_TIMEOUT = 86400.0
 
 #: How many template ids the driver remembers (the Go side keeps 4096 parsed templates).
 TEMPLATE_IDS = 2048
@@ -74,13 +81,38 @@ def source_hash() -> str:
     return digest.hexdigest()[:16]
 
 
-def ensure_binary() -> Path:
-    """Build the renderer if this source hash has no binary yet; returns the binary's path."""
+def check_timeout(seconds: float) -> float:
+    """A render timeout must be a positive, finite number of seconds (at most a day): 0, a
+    negative number or infinity would mean waiting for ever on a template that loops."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or \
+            not math.isfinite(seconds) or not 0 < seconds <= MAX_TIMEOUT:
+        raise ReferenceRendererError(
+            f"timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "
+            f"not {seconds!r}")
+    return float(seconds)
+
+
+def binary_path() -> Path:
+    """Where the renderer for this source hash lives (built or not)."""
+    return cache_dir() / f"ollama-reference-{source_hash()}{'.exe' if os.name == 'nt' else ''}"
+
+
+def stderr_note(message: str) -> None:
+    """Progress of a step a person waits for, as one line on stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def ensure_binary(progress: Callable[[str], None] | None = stderr_note) -> Path:
+    """Build the renderer if this source hash has no binary yet; returns the binary's path.
+    The build (about ten seconds, once per version) is announced through `progress`."""
     root = cache_dir()
-    binary = root / f"ollama-reference-{source_hash()}{'.exe' if os.name == 'nt' else ''}"
+    binary = binary_path()
     if binary.is_file():
         return binary
     go, extra_env = find_go()
+    if progress is not None:
+        progress(f"building the Go reference renderer into {root} (once; about 10 s)…")
+    started = time.monotonic()
     root.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "GOFLAGS"}
     env.update(extra_env)
@@ -104,6 +136,8 @@ def ensure_binary() -> Path:
                 f"building the Go reference renderer failed:\n{done.stderr.strip()}"
             )
         os.replace(partial, binary)  # atomic: concurrent builders never see half a binary
+    if progress is not None:
+        progress(f"built the Go reference renderer in {time.monotonic() - started:.1f} s")
     return binary
 
 
@@ -113,7 +147,7 @@ class GoProcess:
     def __init__(self, binary: Path) -> None:
         self._stderr: IO[bytes] = tempfile.TemporaryFile()
         try:
-            self._proc = subprocess.Popen(
+            self._proc = popen_tied(
                 [str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._stderr, bufsize=0,
             )
@@ -174,15 +208,19 @@ class GoProcess:
 
     def _read_line(self, timeout: float) -> bytes:
         buffer = self._pending
-        deadline = None if timeout <= 0 else time.monotonic() + timeout
+        if not (math.isfinite(timeout) and timeout > 0):  # a batch's scaled limit: still bounded
+            check_timeout(timeout)
+        deadline = time.monotonic() + min(timeout, 30 * MAX_TIMEOUT)
         while True:
             newline = buffer.find(b"\n")
             if newline >= 0:
                 self._pending = buffer[newline + 1:]
                 return buffer[:newline]
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self._stdout_fd], [], [], wait)
+            wait = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self._stdout_fd], [], [], min(wait, 3600.0))
             if not ready:
+                if time.monotonic() < deadline:
+                    continue
                 raise TimeoutError
             chunk = os.read(self._stdout_fd, 1 << 20)
             if not chunk:
@@ -248,9 +286,18 @@ class RendererClient:
     """A lazily started, self-healing renderer process guarded by a lock."""
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.timeout = timeout
+        self._timeout = check_timeout(timeout)
         self._lock = threading.Lock()
         self._process: GoProcess | None = None
+
+    @property
+    def timeout(self) -> float:
+        """Seconds one request may take (positive and finite: see `check_timeout`)."""
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, seconds: float) -> None:
+        self._timeout = check_timeout(seconds)
 
     def __enter__(self) -> RendererClient:
         return self

@@ -1,0 +1,52 @@
+"""Child processes that die with their parent, however the parent dies.
+
+Why: the Go reference renderer and the engine processes (node for @huggingface/jinja, and any
+compiled engine helper) are long-lived servers. Closing their stdin ends them when the parent
+exits cleanly, but a parent killed by SIGKILL (or one whose child is busy in a long render and
+reads no stdin) would leave them burning a core under pid 1. On Linux the child asks the
+kernel for SIGKILL when its parent dies (`prctl(PR_SET_PDEATHSIG)`, set between fork and exec);
+elsewhere only the stdin-EOF exit remains.
+
+The death signal follows the *thread* that started the child; gotmpl2jinja starts its
+processes from the thread that uses them and runs no worker threads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def _death_signal_hook() -> Callable[[], None] | None:
+    """A preexec_fn that sets PR_SET_PDEATHSIG (None where the platform has no prctl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def hook() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return hook
+
+
+def popen_tied(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(args, **kwargs)` for a child that must not outlive this process."""
+    hook = _death_signal_hook()
+    if hook is not None:
+        kwargs["preexec_fn"] = hook
+    return subprocess.Popen(args, **kwargs)

@@ -1,0 +1,205 @@
+"""The C++ engines: llama.cpp's common/jinja and minja, raw and in llama-server's context."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gotmpl2jinja import reference
+from gotmpl2jinja.conversation import jinja_context
+from gotmpl2jinja.cpp import build
+from gotmpl2jinja.cppengines import (
+    SERVER_OUT_OF_SCOPE,
+    CppEngine,
+    openai_body,
+    server_scope,
+)
+from gotmpl2jinja.emit import translate
+from gotmpl2jinja.engine_base import EngineTimeout, TemplateRaised, set_render_timeout
+from gotmpl2jinja.engines import get_engine
+from gotmpl2jinja.errors import RenderError
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"
+RAW = ["llamacpp", "minja"]
+SERVER = ["llamacpp-server", "minja-server"]
+
+
+def test_both_engines_are_built_and_cached() -> None:
+    for name in RAW:
+        path = build.driver_path(name)
+        assert path is not None and path.is_file(), build.state(name)
+        assert build.state(name) is None
+        # the cache key is the recipe and the driver source: same key, same folder
+        assert path.parent == build.engine_dir(name)
+
+
+@pytest.mark.parametrize("name", RAW)
+def test_raw_context_renders_a_batch(name: str) -> None:
+    engine = get_engine(name)
+    template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    contexts = [{"messages": [{"role": "user", "content": f"hi {i}"}]} for i in range(5)]
+    assert engine.render_many(template, contexts) == [f"<user>hi {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("name", RAW)
+def test_raise_exception_is_the_templates_own(name: str) -> None:
+    engine = get_engine(name)
+    template = "a{{ raise_exception(\"can't go on\") if x else '' }}"
+    ok, raised = engine.render_many(template, [{"x": False}, {"x": True}])
+    assert ok == "a"
+    assert isinstance(raised, TemplateRaised) and "can't go on" in str(raised)
+    broken = engine.render_many("{{ undefined_function() }}", [{}])[0]
+    assert isinstance(broken, RenderError) and not isinstance(broken, TemplateRaised)
+
+
+@pytest.mark.parametrize("name", RAW)
+def test_clock_is_pinned(name: str) -> None:
+    import datetime as dt
+
+    engine = get_engine(name)
+    when = dt.datetime(2024, 2, 29, 23, 59, tzinfo=dt.timezone.utc)
+    assert engine.render("{{ strftime_now('%Y-%m-%d %H:%M') }}", {}, now=when) == \
+        "2024-02-29 23:59"
+
+
+@pytest.mark.parametrize("name", RAW)
+def test_a_dead_driver_is_restarted(name: str) -> None:
+    engine = CppEngine(name, server=False)
+    try:
+        assert engine.render("{{ 1 + 1 }}", {}) == "2"
+        assert engine._proc is not None
+        engine._proc.kill()
+        engine._proc.wait()
+        assert engine.render("{{ 2 + 2 }}", {}) == "4"  # a new process, the template resent
+    finally:
+        engine.close()
+
+
+def test_a_runaway_render_times_out_and_the_next_one_runs() -> None:
+    engine = CppEngine("llamacpp", server=False)
+    set_render_timeout(1.0)
+    try:
+        with pytest.raises(EngineTimeout):
+            engine.render("{% for i in range(100000000) %}{{ i }}{% endfor %}", {})
+        assert engine.render("ok", {}) == "ok"
+    finally:
+        set_render_timeout(5.0)
+        engine.close()
+
+
+def test_a_template_that_does_not_compile_is_a_render_error_for_every_case() -> None:
+    results = get_engine("llamacpp").render_many("{{ 'x\\u0041' }}", [{}, {}])
+    assert all(isinstance(r, RenderError) and "does not compile" in str(r) for r in results)
+    assert "unknown escape" in str(results[0])
+
+
+def test_openai_body_is_what_a_client_sends() -> None:
+    context = jinja_context({
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": "", "thinking": "hm", "tool_calls": [
+                {"id": "c1", "function": {"index": 2, "name": "f", "arguments": {"a": 1.5}}}]},
+            {"role": "tool", "content": "r", "tool_name": "f", "tool_call_id": "c1"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+        "think": "high",
+    })
+    body = openai_body(context)
+    assert body["messages"][1] == {
+        "role": "assistant", "content": "", "reasoning_content": "hm",
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": '{"a": 1.5}'},
+                        "id": "c1"}]}
+    assert body["messages"][2] == {"role": "tool", "content": "r", "name": "f",
+                                   "tool_call_id": "c1"}
+    assert body["tools"] == context["tools"]
+    assert body["chat_template_kwargs"] == {"enable_thinking": True}
+    assert body["reasoning_effort"] == "high"
+    assert "add_generation_prompt" not in body
+
+
+def test_out_of_scope_kinds_on_llama_server() -> None:
+    user = {"role": "user", "content": "x"}
+    assert server_scope({"prompt": "a", "suffix": "b"}) == "fill-in-the-middle"
+    assert server_scope({"messages": []}) == "no messages"
+    assert server_scope({"messages": [{"role": "developer", "content": "d"}, user]}) == \
+        "developer role"
+    assert server_scope({"messages": [user, {"role": "assistant", "content": "a"}]}) == "prefill"
+    assert server_scope({"messages": [user], "tools": []}) == "empty tool list"
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "index": 0}}]}
+    assert server_scope({"messages": [call, user]}) == "tool-call index"
+    assert server_scope({"messages": [{"role": "system", "content": "s"}, user]},
+                        system_role=False).startswith("system message")
+    assert server_scope({"messages": [user], "think": False}) is None
+    assert server_scope({"messages": [user], "think": False}, minja=True) == \
+        "thinking control (minja era)"
+    assert server_scope({"messages": [user]}) is None
+    assert len(SERVER_OUT_OF_SCOPE) == 6
+
+
+def test_the_probe_sees_what_the_seed_supports() -> None:
+    jinja = translate(SEED.read_text(encoding="utf-8"))
+    caps = get_engine("llamacpp-server").caps(jinja)  # type: ignore[attr-defined]
+    assert caps["supports_system_role"] and caps["supports_tools"]
+    assert caps["supports_tool_calls"] and caps["supports_object_arguments"]
+
+
+SEED_CONVERSATIONS: list[dict[str, Any]] = [
+    # multi-turn
+    {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"},
+                  {"role": "assistant", "content": "Hello!"},
+                  {"role": "user", "content": "And now?"}]},
+    # thinking: on, off, a level, and a previous turn's thinking
+    {"messages": [{"role": "user", "content": "2+2?"}], "think": True},
+    {"messages": [{"role": "user", "content": "2+2?"}], "think": False},
+    {"messages": [{"role": "user", "content": "2+2?"}], "think": "low"},
+    {"messages": [{"role": "user", "content": "a"},
+                  {"role": "assistant", "content": "4", "thinking": "2+2 is 4"},
+                  {"role": "user", "content": "b"}], "think": True},
+    # tool calling: tools, a call with arguments, its result, the answer, a new question
+    {"tools": [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather <now> & \"later\"",
+        "parameters": {"type": "object", "required": ["city"], "properties": {
+            "city": {"type": "string", "description": "City"},
+            "days": {"type": ["integer", "null"], "enum": [1, 2]}}}}}],
+     "messages": [
+         {"role": "user", "content": "Weather in Paris?"},
+         {"role": "assistant", "content": "", "tool_calls": [
+             {"id": "call_1", "function": {"name": "get_weather",
+                                           "arguments": {"city": "Paris", "days": 2,
+                                                         "units": {"t": "C", "w": 0.5}}}}]},
+         {"role": "tool", "content": "{\"t\": 21}", "tool_name": "get_weather",
+          "tool_call_id": "call_1"},
+         {"role": "assistant", "content": "21 °C."},
+         {"role": "user", "content": "Thanks"}], "think": False},
+]
+
+
+def test_seed_translation_gives_ollamas_bytes_on_llama_server() -> None:
+    """Acceptance: tool calling, thinking and multi-turn conversations, the prompt llama-server
+    builds from the request equal to Ollama's."""
+    go = SEED.read_text(encoding="utf-8")
+    jinja = translate(go)
+    engine = get_engine("llamacpp-server")
+    for conv in SEED_CONVERSATIONS:
+        assert server_scope(conv) is None, conv  # every one is in the contract's scope
+        want = reference.render(go, conv)
+        got = engine.render(jinja, jinja_context(conv))
+        assert got == want, json.dumps(conv)[:200]
+
+
+def test_a_template_llama_server_will_not_load_is_named() -> None:
+    """Ollama's phi4-mini template prints unbalanced JSON for tool calls: llama-server's
+    tool-call parser generator fails on it, so no request can be served."""
+    path = (ROOT / "fixtures/corpus/huggingface__huggingface.js/entries/"
+            "072__library_phi4-mini_3.8b/template.gotmpl")
+    jinja = translate(path.read_text(encoding="utf-8"))
+    engine = get_engine("llamacpp-server")
+    (result,) = engine.render_many(jinja, [jinja_context({"messages": []})])
+    assert isinstance(result, RenderError) and "Unable to generate parser" in str(result)
+    assert engine.scope({"messages": [{"role": "user", "content": "x"}]}, jinja) == \
+        "llama-server refuses the template (Unable to generate parser for this template)"

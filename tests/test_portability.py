@@ -1,0 +1,117 @@
+"""One test per engine fact the emitted dialect relies on (docs/jinja-portability.md, §4).
+
+Each probe is a small template rendered on all six raw engines; the expected value per engine
+is what that engine was measured to do (2026-12-01: jinja2 3.1 as transformers configures it,
+@huggingface/jinja 0.5.11, minijinja's Python binding with and without trim/lstrip, llama.cpp
+`common/jinja` from llama-cpp-python 0.3.36, minja from 0.3.16). If an engine changes, its
+test fails and the portability doc and the translator's choices need a second look.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gotmpl2jinja.engines import get_engine
+from gotmpl2jinja.errors import RenderError
+
+ENGINES = ["jinja2", "hfjinja", "minijinja", "minijinja-trim", "llamacpp", "minja"]
+ERROR = object()  # the engine refuses the template or fails rendering it
+
+#: Shorthands: the same value on every engine but those named.
+def everywhere(value: str, **others: Any) -> dict[str, Any]:
+    table: dict[str, Any] = dict.fromkeys(ENGINES, value)
+    table.update({name.replace("_", "-"): v for name, v in others.items()})
+    return table
+
+
+PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    # --- why literals carry no \u escape and no control character --------------------------
+    "unicode escape in a literal": (
+        "{{ 'a\\u0041b' }}", {}, everywhere("aAb", llamacpp=ERROR, minja="au0041b")),
+    "portable escapes": (
+        "{{ '\\n\\t\\\\\\'\"' }}", {}, everywhere("\n\t\\'\"")),
+    # --- why no method is called on a call's result ----------------------------------------
+    "method on a call's result": (
+        "{% macro f() %}a-b{% endmacro %}{{ f().split('-')|length }}", {},
+        everywhere("2", minja=ERROR)),
+    "method on a variable holding it": (
+        "{% macro f() %}a-b{% endmacro %}{% set r = f() %}{{ r.split('-')|length }}", {},
+        everywhere("2")),
+    # --- why key order comes from a dictsort probe ------------------------------------------
+    "plain dictsort order": (
+        "{% for k, v in d|dictsort %}{{ k }}{% endfor %}", {"d": {"b": 1, "a": 2, "Z": 3}},
+        everywhere("abZ", llamacpp="Zab", minja="Zab")),
+    "case-sensitive dictsort": (
+        "{% for k, v in d|dictsort(case_sensitive=true) %}{{ k }}{% endfor %}",
+        {"d": {"b": 1, "a": 2, "Z": 3, "é": 4}}, everywhere("Zabé", minja=ERROR)),
+    "the dictsort probe": (
+        "{{ ({'B': 0, 'a': 0}|dictsort)[0][0] == 'B' }}", {},
+        everywhere("False", hfjinja="false", minja="True")),
+    "string less-than": (
+        "{{ 'B' < 'a' }}", {}, everywhere("True", hfjinja=ERROR, llamacpp=ERROR)),
+    "sort filter": (
+        "{{ ['b', 'A']|sort|join(',') }}", {}, everywhere("A,b", minja=ERROR)),
+    "items filter keeps insertion order": (
+        "{% for k, v in d|items %}{{ k }}{% endfor %}", {"d": {"b": 1, "a": 2}},
+        everywhere("ba")),
+    # --- why macro variables have names of their own ----------------------------------------
+    "a macro's sets and parameters stay its own": (
+        "{% macro f(n) %}{% set x = n %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{{ x }}"
+        "{% endmacro %}{{ f(2) }}", {}, everywhere("012", minja="000")),
+    "loop variables survive a macro call": (
+        "{% macro f(n) %}{% for st in [{'x': n}] %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}"
+        "{{ st.x }}{% endfor %}{% endmacro %}{{ f(2) }}", {}, everywhere("012")),
+    # --- why a map's truth is its length ----------------------------------------------------
+    "truth of an empty mapping": (
+        "{{ 'T' if {} else 'F' }}{{ 'T' if [] else 'F' }}", {}, everywhere("FF", minja="TF")),
+    # --- why numbers are printed by the runtime macros --------------------------------------
+    "engine prints shortest float digits": (
+        "{{ ((0.30000000000000004 ~ '')|length) > 12 }}", {},
+        everywhere("True", hfjinja="true", llamacpp="False", minja="False")),
+    "float concatenated": (
+        "{{ 0.1 ~ '' }}", {}, everywhere("0.1", minja="0.100000")),
+    "sign of -0.0 through |string": (
+        "{{ (x|string)[:1] }}", {"x": -0.0}, everywhere("-")),
+    "int of a negative float": (
+        "{{ (0 - 2.5)|int }}", {}, everywhere("-2", hfjinja="-3")),
+    "integer arithmetic past 2**53": (
+        "{{ (36028797018963968 + 2) - 36028797018963968 }}", {},
+        everywhere("2", hfjinja="0", llamacpp="0")),
+    "floor division": (
+        "{{ 7 // 2 }}", {}, everywhere("3", llamacpp=ERROR)),
+    "exponent in a number literal": (
+        "{{ 1e-7 > 0 }}", {}, everywhere("True", hfjinja=ERROR, llamacpp=ERROR, minja=ERROR)),
+    # --- strings -----------------------------------------------------------------------------
+    "tojson of controls, quotes and non-ASCII": (
+        "{{ s|tojson }}", {"s": "\x01\"\\é\u2028\x7f"},
+        everywhere('"\\u0001\\"\\\\é\u2028\x7f"')),
+    "tojson of HTML characters": (
+        "{{ s|tojson }}", {"s": "<>&'"},
+        everywhere('"<>&\'"', minijinja='"\\u003c\\u003e\\u0026\\u0027"',
+                   minijinja_trim='"\\u003c\\u003e\\u0026\\u0027"')),
+    "rstrip with an argument": (
+        "{{ 'a00'.rstrip('0') }}", {}, everywhere("a", hfjinja="a00")),
+    "length of a non-ASCII string": (
+        "{{ 'é'|length }}", {}, everywhere("1", llamacpp="2", minja="2")),
+}
+
+
+@pytest.fixture(scope="module")
+def engines() -> dict[str, Any]:
+    """Every raw engine: a missing one is an error here, not a skip (.ci/run builds them)."""
+    return {name: get_engine(name) for name in ENGINES}
+
+
+@pytest.mark.parametrize("probe", list(PROBES))
+def test_engine_fact(engines: dict[str, Any], probe: str) -> None:
+    template, context, expected = PROBES[probe]
+    got: dict[str, Any] = {}
+    for name, engine in engines.items():
+        try:
+            got[name] = engine.render(template, context)
+        except RenderError:
+            got[name] = ERROR
+    shown = {n: ("ERROR" if v is ERROR else v) for n, v in got.items()}
+    assert got == expected, shown
