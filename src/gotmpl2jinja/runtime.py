@@ -321,8 +321,9 @@ _define(
     "print shortest digits: an integer below 2**53 is its own digits; otherwise the shortest "
     "digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| is the "
     "one Go prints (a single correctly rounded operation on exact operands is exactly the "
-    "decoder's rounding, and at most one such N exists per k, else it raises). Numbers beyond "
-    "that (17 significant digits, below 1e-22 or above 2**53 * 1e22) raise: never wrong digits.",
+    "decoder's rounding, and at most one such N exists per k); any other number (17 "
+    "significant digits, below 1e-22, above 2**53 * 1e22) by exact decimal arithmetic "
+    "(_shortest_parts).",
     """
 {%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
 {%- set a = (0 - x) if x < 0 else x -%}
@@ -352,8 +353,7 @@ _define(
 {%- endif -%}
 {%- endfor -%}
 {%- if ns.digits == '' or ns.many -%}
-{{- raise_exception('gotmpl2jinja: this engine cannot print the number ' ~ x
-    ~ ' exactly as Go does (its float printing has no shortest round-trip digits)') -}}
+{{- sign ~ ' ' ~ _shortest_parts(a) -}}
 {%- else -%}
 {%- set d = _go_decimal(ns.digits) -%}
 {%- set d = d.split(' ') -%}
@@ -361,7 +361,112 @@ _define(
 {%- endif -%}
 {%- endif -%}
 """,
-    ("_go_decimal",),
+    ("_go_decimal", "_shortest_parts"),
+)
+
+_define(
+    "_big_mul_add", "s, k, c",
+    "Internal: the decimal string `s` (digits only) times k plus c, for 0 <= k, c < 10**7, as "
+    "a decimal string without leading zeros: chunks of seven digits, every intermediate below "
+    "2**53 (llama.cpp computes integers through doubles).",
+    """
+{%- set ns = namespace(out='', carry=c, end=s|length) -%}
+{%- for i in range((((s|length) + 6) / 7)|int) -%}
+{%- set lo = ns.end - 7 if ns.end > 7 else 0 -%}
+{%- set t = (s[lo:ns.end]|int) * k + ns.carry -%}
+{%- set r = t % 10000000 -%}
+{%- set ns.carry = ((t - r) / 10000000)|int -%}
+{%- set ns.out = ('000000' ~ r)[-7:] ~ ns.out -%}
+{%- set ns.end = lo -%}
+{%- endfor -%}
+{%- set out = (ns.carry ~ ns.out).replace('0', ' ').lstrip().replace(' ', '0') -%}
+{{- out if out != '' else '0' -}}
+""",
+)
+
+_define(
+    "_big_scaled", "s, g",
+    "Internal: the decimal string `s` times 2**g, as digits: for g >= 0 the integer; for g < 0 "
+    "the digits of s * 5**-g, which are those of the value with -g digits after the point.",
+    """
+{%- set ns = namespace(d=s) -%}
+{%- set big = 8388608 if g >= 0 else 9765625 -%}
+{%- set small = 2 if g >= 0 else 5 -%}
+{%- set n = g if g >= 0 else 0 - g -%}
+{%- set per = 23 if g >= 0 else 10 -%}
+{%- for i in range(((n - n % per) / per)|int) -%}
+{%- set r = _big_mul_add(ns.d, big, 0) -%}{%- set ns.d = r -%}
+{%- endfor -%}
+{%- for i in range(n % per) -%}
+{%- set r = _big_mul_add(ns.d, small, 0) -%}{%- set ns.d = r -%}
+{%- endfor -%}
+{{- ns.d -}}
+""",
+    ("_big_mul_add",),
+)
+
+_define(
+    "_shortest_parts", "a",
+    "Internal: `SIG POINT` of the shortest decimal that reads back as float64 a > 0, by Go's "
+    "rule (strconv's shortest formatting): the exact decimals of a and of the halfway points to "
+    "its neighbours (inclusive when the mantissa is even; the lower gap halved at a power of two "
+    "above the smallest exponent), compared digit by digit; where both roundings stay inside, "
+    "the nearer (a tie to even). Exact decimal arithmetic on digit strings: for engines that "
+    "print no shortest digits.",
+    """
+{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
+{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
+{%- for j in [9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] -%}
+{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}
+{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}
+{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}
+{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992
+    and ns.e - k >= -1074 -%}
+{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set mant = ns.t|int -%}
+{%- set g = ns.e - 2 -%}
+{%- set inclusive = mant % 2 == 0 -%}
+{%- set up = _big_mul_add(mant ~ '', 4, 2) -%}
+{%- set value = _big_mul_add(mant ~ '', 4, 0) -%}
+{%- set low = _big_mul_add((mant - 1) ~ '', 4,
+    2 if mant > 4503599627370496 or ns.e == -1074 else 3) -%}
+{%- set up = _big_scaled(up, g) -%}
+{%- set value = _big_scaled(value, g) -%}
+{%- set low = _big_scaled(low, g) -%}
+{%- set frac = 0 - g if g < 0 else 0 -%}
+{%- set n = up|length -%}
+{%- set value = ('0000' ~ value)[-n:] -%}
+{%- set low = ('0000' ~ low)[-n:] -%}
+{%- set nlow = low.replace('0', ' ').rstrip()|length -%}
+{%- set nup = up.replace('0', ' ').rstrip()|length -%}
+{%- set nvalue = value.replace('0', ' ').rstrip()|length -%}
+{%- set st = namespace(at=-1, how='') -%}
+{%- for i in range(n) -%}
+{%- if st.at < 0 -%}
+{%- set l = low[i:i + 1]|int -%}{%- set d = value[i:i + 1]|int -%}{%- set u = up[i:i + 1]|int -%}
+{%- set okdown = l != d or (inclusive and i + 1 == nlow) -%}
+{%- set okup = d != u and (inclusive or d + 1 < u or i + 1 < nup) -%}
+{%- if okdown or okup -%}
+{%- set st.at = i -%}
+{%- set st.how = 'near' if okdown and okup else ('down' if okdown else 'up') -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set i = st.at -%}
+{%- set prefix = value[:i + 1] -%}
+{%- set next = value[i + 1:i + 2]|int if i + 1 < n else 0 -%}
+{%- set odd = (value[i:i + 1]|int) % 2 == 1 -%}
+{%- set roundup = st.how == 'up' or (st.how == 'near' and (next > 5
+    or (next == 5 and (nvalue > i + 2 or odd)))) -%}
+{%- set digits = _big_mul_add(prefix, 1, 1) if roundup else prefix -%}
+{%- set lead = ('0' if digits == '' else digits) -%}
+{%- set d = _go_decimal(lead) -%}
+{%- set d = d.split(' ') -%}
+{{- d[0] ~ ' ' ~ ((d[1]|int) + n - (i + 1) - frac) -}}
+""",
+    ("_big_mul_add", "_big_scaled", "_go_decimal"),
 )
 
 _define(
