@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from test_store import install, layer, manifest_bytes
 
 from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.engines import DEFAULT_NOW, get_engines
+from gotmpl2jinja.engines import DEFAULT_NOW, get_engines, raw_engine_names
 from gotmpl2jinja.errors import ModelfileError
 from gotmpl2jinja.inputs import (
     DEFAULT_TEMPLATE,
@@ -262,7 +262,7 @@ def test_with_preamble_protects_a_leading_newline_of_the_body() -> None:
     """A body starting with text gets `{{ '' }}`, so trim_blocks cannot eat its newline."""
     preamble = modelfile_preamble("S", [])
     jinja = with_preamble(preamble, "\nA{{ messages[0].content }}")
-    for engine in get_engines():
+    for engine in get_engines(raw_engine_names()):
         assert engine.render(jinja, {"messages": []}, now=DEFAULT_NOW) == "\nAS", engine.name
 
 
@@ -272,7 +272,7 @@ def test_with_preamble_protects_a_leading_newline_of_the_body() -> None:
 ])
 def test_jinja_string_round_trips_on_every_engine(text: str) -> None:
     template = "{{- " + jinja_string(text) + " }}"
-    for engine in get_engines():
+    for engine in get_engines(raw_engine_names()):
         assert engine.render(template, {}, now=DEFAULT_NOW) == text, engine.name
 
 
@@ -304,7 +304,7 @@ def _assert_equivalent(source: Source, conversations: list[dict[str, Any]]) -> N
     render = go_renderer(source).as_lenient()  # a refused think renders as if absent
     for conv in conversations:
         expected = render(source.template, conv, DEFAULT_NOW)
-        for engine in get_engines():
+        for engine in get_engines(raw_engine_names()):
             got = engine.render(jinja, jinja_context(conv), now=DEFAULT_NOW)
             assert got == expected, (engine.name, conv)
 

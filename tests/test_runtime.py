@@ -13,7 +13,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -22,9 +22,21 @@ from hypothesis import strategies as st
 
 from gotmpl2jinja import reference
 from gotmpl2jinja.conversation import jinja_context, validate
-from gotmpl2jinja.engines import Engine, TemplateRaised, get_engines
-from gotmpl2jinja.reference.driver import cache_dir, find_go
-from gotmpl2jinja.runtime import MACROS, macro_block, macro_source, public_macros
+from gotmpl2jinja.engines import (
+    Engine,
+    TemplateRaised,
+    get_engines,
+    raw_engine_names,
+    set_render_timeout,
+)
+from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, cache_dir, find_go
+from gotmpl2jinja.runtime import (
+    MACROS,
+    macro_block,
+    macro_source,
+    public_macros,
+    sorted_items,
+)
 
 # --------------------------------------------------------------------------------------------
 # Go oracle for plain values: `{{ json .v }}` and `{{ .v }}` with v decoded by encoding/json,
@@ -97,8 +109,12 @@ def go_values(tmp_path_factory: pytest.TempPathFactory) -> GoValues:
 
 
 @pytest.fixture(scope="module")
-def engines() -> list[Engine]:
-    return get_engines()
+def engines() -> Iterator[list[Engine]]:
+    """The raw engines, with time for the C++ ones' exact float printing: an exponent near
+    ±308 costs them about a second and a half a number, and these templates print dozens."""
+    set_render_timeout(300)
+    yield get_engines(raw_engine_names())
+    set_render_timeout(DEFAULT_TIMEOUT)
 
 
 def _decoded(values: list[Any]) -> list[Any]:
@@ -107,10 +123,10 @@ def _decoded(values: list[Any]) -> list[Any]:
 
 
 VALUE_TEMPLATE = macro_source(["json_value", "print_value"]) + (
-    "{{ json_value(v) }}{{ '\\u001e' }}{{ print_value(v) }}"
+    "{{ json_value(v) }}{{ '\x1e' }}{{ print_value(v) }}"
 )
 NUMBER_TEMPLATE = macro_source(["json_number", "print_number"]) + (
-    "{{ json_number(v) }}{{ '\\u001e' }}{{ print_number(v) }}"
+    "{{ json_number(v) }}{{ '\x1e' }}{{ print_number(v) }}"
 )
 
 
@@ -149,7 +165,8 @@ any_text = st.one_of(
 SPECIAL_NUMBERS = [
     0, 1, -1, 0.0, -0.0, 0.5, 1e6, 999999, 999999.0, 1234567, 100000, 123456.0, 1e-4, 1e-5,
     1e-6, 9.99e-7, 1e-7, 1.5e-7, 0.00001234, 1e20, 1e21, 9.999999999999999e20, 1e22, 1e16,
-    1e15, 123456789012345678, 2**53, 2**53 + 1, 2**63, 2**64 + 1, 10**30, 5e-324,
+    1e15, 123456789012345678, 2**53, 2**53 + 1, 2**63 - 1, float(2**63), 2**64 + 1, 10**30,
+    5e-324,
     1.7976931348623157e308, 2.2250738585072014e-308, 0.1 + 0.2, 1 / 3, -2.5e-300, 12345678.9,
     # the edges of the plain-decimal fast path in _go_float
     9.999999999999999e-05, 0.0001, 9.999999999999999e-07, 0.000001, 999999.9999999999,
@@ -158,7 +175,8 @@ SPECIAL_NUMBERS = [
 numbers = st.one_of(
     st.sampled_from(SPECIAL_NUMBERS),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.integers(min_value=-(10**25), max_value=10**25),
+    # (not 2**63 .. 2**64 - 1: outside the contract, see conversation.validate)
+    st.integers(min_value=-(10**25), max_value=10**25).filter(lambda n: not 2**63 <= n < 2**64),
     st.integers(min_value=-(2**60), max_value=2**60),
 )
 scalars = st.one_of(st.none(), st.booleans(), numbers, any_text)
@@ -366,22 +384,22 @@ JINJA_TOOLS = macro_source([
     "json_properties", "typescript_type", "print_property_type", "json_property", "print_slice",
     "print_strings",
 ]) + "\n".join([
-    "{{ json_tools(tools) }}{{ '\\u001e' }}{{ json_tools(tools) }}{{ '\\u001d' }}",
+    "{{ json_tools(tools) }}{{ '\x1e' }}{{ json_tools(tools) }}{{ '\x1d' }}",
     "{%- for t in tools -%}",
     "{%- set fn = t.function -%}{%- set fp = fn.get('parameters') or {} -%}",
     "{%- set props = fp.get('properties') -%}",
-    "{{- json_tool(t) ~ '\\u001e' ~ json_tool(t) ~ '\\u001e' ~ json_function(fn)"
-    " ~ '\\u001e' ~ json_function(fn) ~ '\\u001e' ~ json_parameters(fn.get('parameters'))"
-    " ~ '\\u001e' ~ print_properties(props) ~ '\\u001e'"
-    " ~ json_properties(props) ~ '\\u001e' ~ print_strings(fp.get('required')) ~ '\\u001e' -}}",
+    "{{- json_tool(t) ~ '\x1e' ~ json_tool(t) ~ '\x1e' ~ json_function(fn)"
+    " ~ '\x1e' ~ json_function(fn) ~ '\x1e' ~ json_parameters(fn.get('parameters'))"
+    " ~ '\x1e' ~ print_properties(props) ~ '\x1e'"
+    " ~ json_properties(props) ~ '\x1e' ~ print_strings(fp.get('required')) ~ '\x1e' -}}",
     "{%- if props is not none -%}",
-    "{%- for k, p in props|dictsort(case_sensitive=true) -%}",
+    "{%- for k, p in " + sorted_items("props") + " -%}",
     "{{- k ~ '=' ~ typescript_type(p) ~ '/' ~ print_property_type(p) ~ '/' ~ json_property(p)"
     " ~ '/' ~ print_slice(p.get('enum')) ~ '/' ~ print_strings(p.get('required'))"
     " ~ '/' ~ p.get('description', '') ~ ';' -}}",
     "{%- endfor -%}",
     "{%- endif -%}",
-    "{{- '\\u001d' -}}",
+    "{{- '\x1d' -}}",
     "{%- endfor -%}",
 ])
 
@@ -433,17 +451,16 @@ JINJA_TOOL_CALLS = macro_source([
     "print_tool_call_function", "print_arguments", "json_arguments", "print_value", "json_value",
 ]) + "\n".join([
     "{%- for m in messages -%}",
-    "{{- json_tool_calls(m.tool_calls) ~ '\\u001e' ~ print_tool_calls(m.tool_calls)"
-    " ~ '\\u001d' -}}",
+    "{{- json_tool_calls(m.tool_calls) ~ '\x1e' ~ print_tool_calls(m.tool_calls)"
+    " ~ '\x1d' -}}",
     "{%- if m.tool_calls is defined -%}{%- for c in m.tool_calls -%}",
-    "{{- json_tool_call(c) ~ '\\u001e' ~ print_tool_call(c) ~ '\\u001e'"
-    " ~ print_tool_call_function(c.function) ~ '\\u001e' ~ print_arguments(c.function.arguments)"
-    " ~ '\\u001e' ~ json_arguments(c.function.arguments) ~ '\\u001e' -}}",
-    "{%- for k in (c.function.get('arguments') or {}).keys()|list|sort(case_sensitive=true) -%}",
-    "{{- k ~ '=' ~ print_value(c.function.arguments[k]) ~ '|'"
-    " ~ json_value(c.function.arguments[k]) ~ ';' -}}",
+    "{{- json_tool_call(c) ~ '\x1e' ~ print_tool_call(c) ~ '\x1e'"
+    " ~ print_tool_call_function(c.function) ~ '\x1e' ~ print_arguments(c.function.arguments)"
+    " ~ '\x1e' ~ json_arguments(c.function.arguments) ~ '\x1e' -}}",
+    "{%- for k, x in " + sorted_items("(c.function.get('arguments') or {})") + " -%}",
+    "{{- k ~ '=' ~ print_value(x) ~ '|' ~ json_value(x) ~ ';' -}}",
     "{%- endfor -%}",
-    "{{- '\\u001d' -}}",
+    "{{- '\x1d' -}}",
     "{%- endfor -%}{%- endif -%}",
     "{%- endfor -%}",
 ])
@@ -508,8 +525,8 @@ def test_print_property_prints_go_struct_syntax(engines: list[Engine]) -> None:
           "{{ end }}")
     jinja = macro_source(["print_property"]) + (
         "{% for t in tools %}{% set ps = t.function.parameters.properties %}"
-        "{% for k in ps.keys()|list|sort(case_sensitive=true) %}"
-        "{{ k }}={{ print_property(ps[k]) }};{% endfor %}{% endfor %}")
+        "{% for k, p in " + sorted_items("ps") + " %}"
+        "{{ k }}={{ print_property(p) }};{% endfor %}{% endfor %}")
     _assert_like_ollama(engines, go, jinja, conversation)
 
 

@@ -8,6 +8,7 @@ correct Jinja template, and verify must report it on every engine with a small e
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,9 +16,10 @@ from conftest import FIXTURES
 
 from gotmpl2jinja.cli import cli
 from gotmpl2jinja.conversation import validate
-from gotmpl2jinja.engines import ENGINES
+from gotmpl2jinja.engines import raw_engine_names
 from gotmpl2jinja.strategies import exhaustive_conversations, exhaustive_count
-from gotmpl2jinja.verify import Outcome, VerifyResult, describe_diff, verify_template, visible
+from gotmpl2jinja.verify import Outcome, VerifyResult, describe_diff, visible
+from gotmpl2jinja.verify import verify_template as _verify_template
 
 CHATML_GO = (FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl").read_text()
 
@@ -82,7 +84,14 @@ TOOLS_JINJA = """\
 {{ '<|im_start|>assistant\\n' }}
 """  # noqa: E501
 
-ALL_ENGINES = list(ENGINES)
+ALL_ENGINES = raw_engine_names()  # the llama-server contexts: tests/test_cppengines.py
+
+
+def verify_template(*args: Any, **kwargs: Any) -> VerifyResult:
+    """The harness on the raw engines unless told otherwise: these hand-written templates and
+    planted bugs are about the harness itself, not llama-server's reshaping of requests."""
+    kwargs.setdefault("engines", ALL_ENGINES)
+    return _verify_template(*args, **kwargs)
 
 
 def mutate(source: str, old: str, new: str) -> str:

@@ -80,6 +80,13 @@ def _check_no_surrogates(value: Any, where: str) -> None:
     """Strings are Unicode text: a lone surrogate (JSON's "\\ud800") is refused everywhere.
     Ollama's decoder turns one in a value into U+FFFD where a Jinja caller's string keeps it,
     and refuses the request for one in a tool-call argument's key or a property's name."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and 2**63 <= value < 2**64:
+        raise _fail(where or "conversation",
+                    f"{value} is an integer llama.cpp's and minja's JSON reader holds as "
+                    "unsigned and hands to the template wrapped to a negative number: outside "
+                    "the contract (Go reads it as float64; write it as a float)")
     if isinstance(value, str):
         if _SURROGATE.search(value):
             raise _fail(where or "conversation",

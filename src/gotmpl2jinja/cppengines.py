@@ -248,9 +248,12 @@ class CppEngine:
     def _failure(self, template: str, item: dict[str, Any]) -> RenderError:
         message = str(item.get("error", "unknown error"))
         raised = item.get("raised")
-        if raised is None:  # minja: its raise_exception carries only the template's message
-            raised = any(message.startswith(_unescape(single or double))
-                         for single, double in _RAISE_CALL.findall(template))
+        if raised is None:  # minja: its raise_exception carries only the template's message,
+            # followed by where it was raised
+            said = [_unescape(single or double) for single, double in _RAISE_CALL.findall(template)]
+            said = [text for text in said if message.startswith(text)]
+            if said:
+                return TemplateRaised(max(said, key=len))
         if raised:
             return TemplateRaised(message)
         if self.server and message.startswith(_REFUSED_REQUEST):

@@ -596,6 +596,12 @@ for _spec in (
     register_engine(_spec)
 
 
+def raw_engine_names() -> list[str]:
+    """The engines that render the contract's variables themselves (every one but the runtime
+    contexts tagged `server`, which build their own from an API request)."""
+    return [name for name, spec in ENGINES.items() if "server" not in spec.tags]
+
+
 def unknown_engine(names: Iterable[str]) -> EngineError:
     return EngineError(f"unknown engine(s) {', '.join(names) or '(none given)'}; "
                        f"choose from {', '.join(ENGINES)}")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gotmpl2jinja import runtime
 from gotmpl2jinja.emit import FIM_CONDITION
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.modelfile import (
@@ -300,29 +301,9 @@ def _renderer_warning(name: str, renderer: str) -> str:
 
 
 def jinja_string(text: str) -> str:
-    """A single-quoted Jinja string literal every engine reads back as `text` exactly.
-
-    Only the backslash, the quote and control characters are escaped (`\\n`, `\\r`, `\\t`,
-    else `\\uXXXX`): a raw newline would be normalised by jinja2 (`\\r\\n` → `\\n`) and would
-    put the literal at the mercy of trim/lstrip rules that work line by line.
-    """
-    out: list[str] = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "'":
-            out.append("\\'")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "'" + "".join(out) + "'"
+    """A single-quoted Jinja string literal every engine reads back as `text` exactly
+    (`runtime.literal`: only the portable escapes, other characters as themselves)."""
+    return runtime.literal(text)
 
 
 def _message_literal(role: str, content: str) -> str:

@@ -86,7 +86,7 @@ class Macro:
 _PORTABLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
 
 
-def _lit(text: str) -> str:
+def literal(text: str) -> str:
     """A single-quoted Jinja string literal that every engine decodes back to `text`."""
     out = []
     for ch in text:
@@ -220,8 +220,8 @@ def _own_names(name: str, params: str, body: str) -> tuple[str, str]:
 
 
 def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = ()) -> None:
-    body = body.replace("ZEROS", _ZEROS).replace("@LS@", _lit("\u2028"))
-    body = body.replace("@PS@", _lit("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
+    body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))
+    body = body.replace("@PS@", literal("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
     body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
     body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
     params, body = _own_names(name, params, body)
@@ -318,15 +318,18 @@ _define(
 _define(
     "_exact_float_parts", "x",
     "Internal: `SIGN SIG POINT` of float64(x) by exact float arithmetic, for engines that do not "
-    "print shortest digits: an integer below 2**53 is its own digits; otherwise the shortest "
-    "digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| is the "
+    "print shortest digits (an integer past 2**53, which llama.cpp cannot add to a float, "
+    "is read back from its digits): an integer below 2**53 is its own digits; otherwise the "
+    "shortest digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| is the "
     "one Go prints (a single correctly rounded operation on exact operands is exactly the "
     "decoder's rounding, and at most one such N exists per k); any other number (17 "
     "significant digits, below 1e-22, above 2**53 * 1e22) by exact decimal arithmetic "
     "(_shortest_parts).",
     """
 {%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
-{%- set a = (0 - x) if x < 0 else x -%}
+{%- set f = x + 0.0 -%}
+{%- set f = ((x ~ '')|float) if f * 0.0 != 0.0 else f -%}
+{%- set a = (0 - f) if x < 0 else f -%}
 {%- set sign = '-' if neg else '+' -%}
 {%- if a == 0 -%}{{- sign ~ '  0' -}}
 {%- elif a < @SAFE@ and a == a|int -%}{{- sign ~ ' ' ~ _go_decimal((a|int) ~ '') -}}

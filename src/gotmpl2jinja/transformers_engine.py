@@ -43,6 +43,7 @@ class TransformersEngine:
 
         self._module = chat_template_utils
         self._template_error = jinja2.exceptions.TemplateError
+        self._syntax_error = jinja2.exceptions.TemplateSyntaxError
         self.now = now or DEFAULT_NOW
         self._lock = threading.Lock()
 
@@ -64,6 +65,9 @@ class TransformersEngine:
                     chat_template=template,
                     add_generation_prompt=bool(context.get("add_generation_prompt", False)),
                     **kwargs)
+            except self._syntax_error as exc:
+                raise RenderError(f"template does not compile on transformers: line "
+                                  f"{exc.lineno}: {exc.message}") from None
             except self._template_error as exc:
                 if type(exc) is self._template_error:  # transformers' raise_exception
                     raise TemplateRaised(str(exc.message or "")) from None
