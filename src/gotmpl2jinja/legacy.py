@@ -34,7 +34,15 @@ from typing import TypeVar
 
 from gotmpl2jinja import nodes, ollama
 from gotmpl2jinja.analysis import Analysis, GoType, analyze
-from gotmpl2jinja.emit import FIM_CONDITION, INDENT, Emitter, Expr, fim_branch, quote
+from gotmpl2jinja.emit import (
+    FIM_CONDITION,
+    INDENT,
+    Emitter,
+    Expr,
+    fim_branch,
+    header_name,
+    quote,
+)
 from gotmpl2jinja.errors import TranslationError
 
 #: Ollama's own template functions; Go's builtins (and, len, printf…) exist in every turn.
@@ -63,6 +71,11 @@ class LegacyEmitter(Emitter):
     failures: list[str] = field(default_factory=list)
 
     def field(self, base: Expr, name: str, node: nodes.Node) -> Expr:
+        if base.type == GoType.NIL and self.final:
+            # in the final turn's data a missing key is Go's invalid value, and a field of it
+            # is invalid again: `{{ .Foo.Bar }}` prints <no value>; in a whole turn, as on the
+            # messages path, it is a nil interface whose field fails
+            return base
         if base.type != GoType.ROOT:
             return super().field(base, name, node)
         self.root_used.add(name)
@@ -226,7 +239,8 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
         ]
 
     header = [
-        f"{{#- Translated by gotmpl2jinja from {name}, an Ollama Go template without .Messages"
+        f"{{#- Translated by gotmpl2jinja from {header_name(name)}, an Ollama Go template "
+        "without .Messages"
         " (Ollama's legacy path).",
         "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
         "    contract (variables: messages, enable_thinking, reasoning_effort; prompt and suffix",
