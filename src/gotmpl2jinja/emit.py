@@ -755,7 +755,11 @@ class Emitter:
         body_nodes = node.list.nodes
         flag = None
         if has_loop_control(body_nodes):
-            body_nodes = without_loop_control(body_nodes)
+            try:
+                body_nodes = without_loop_control(body_nodes)
+            except TranslationError as exc:
+                exc.name = self.template.name
+                raise
             if has_break(body_nodes):
                 flag = self.fresh_name(f"{elem_name}_loop")
                 self.line(f"{{%- set {flag} = namespace(done=false) %}}")
@@ -1950,12 +1954,22 @@ def emit(template: nodes.Template) -> str:
 
         return translate_legacy(template, template.name)
     analysis = analyze(template)
+    last: Retype | None = None
     for _ in range(8):
         try:
             return Emitter(template, analysis).run()
         except Retype as retype:
+            last = retype
+            if analysis.mixed.get(retype.var_id) == retype.types:  # no progress: give up here
+                break
             analysis.mixed[retype.var_id] = retype.types
-    raise TranslationError("variables changing type too often", name=template.name)
+    var = next((v for v in analysis.variables.values()
+                if last is not None and id(v) == last.var_id), None)
+    where = var.decl.pos if var is not None and var.decl is not None else None
+    raise TranslationError(
+        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
+        "not supported", name=template.name, line=where.line if where else None,
+        col=where.col if where else None)
 
 
 def translate(source: str, name: str = "template") -> str:
