@@ -225,3 +225,44 @@ def test_no_output_holds_the_inputs_absolute_path(tmp_path: Path) -> None:
             written = target.read_text(encoding="utf-8")
             assert "very-private-dir" not in written, fmt
             assert "chatml.gotmpl" in written or "Modelfile" in written  # still named
+
+
+#: Found by tests/template_generator.py, each minimal: (template, what Go renders on an empty
+#: chat, or None where Go fails there). Fixed at the root: a constant written with `.eEpP` is a
+#: float64 in Go; a bare `nil` command parses but fails when run.
+GENERATOR_FINDINGS = {
+    "float-syntax-constant": ("{{ 1e6 }}|{{ 2E3 }}|{{ 0x1p4 }}|{{ 0x10 }}|{{ 1_000 }}"
+                              "{{ range .Messages }}{{ end }}", "1e+06|2000|16|16|1000"),
+    "float-constant-is-not-an-int": ("{{ eq 1e6 1000000 }}{{ range .Messages }}{{ end }}",
+                                     None),
+    "nil-command-in-template-call": ('{{ template "t" nil }}{{ define "t" }}x{{ end }}'
+                                     "{{ range .Messages }}{{ end }}", None),
+    "nil-command-in-if": ("{{ if nil }}a{{ end }}{{ range .Messages }}{{ end }}", None),
+    "nil-command-in-legacy": ("{{ $x := nil }}{{ .Prompt }}", None),
+    "nil-argument-is-fine": ("{{ print nil }}{{ range .Messages }}{{ end }}", "<nil>"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERATOR_FINDINGS))
+def test_generator_findings_are_translated_exactly(name: str) -> None:
+    source, expected = GENERATOR_FINDINGS[name]
+    empty = {"messages": []}
+    if expected is None:
+        with pytest.raises(gotmpl2jinja.RenderError):
+            reference.render(source, empty)
+    else:
+        assert reference.render(source, empty) == expected
+    result = verify_template(source, translate(source), cases=50, exhaustive=1,
+                             engines=check_engines())
+    assert result.ok, [d.diff for d in result.divergences]
+
+
+@pytest.mark.parametrize("source", [
+    "{{ range .Messages }}{{ with .Content }}{{ break }}{{ end }}{{ end }}",
+    "{{ range $m := 1e6 }}{{ end }}{{ range .Messages }}{{ end }}",
+])
+def test_generator_refusals_carry_name_line_and_column(source: str) -> None:
+    with pytest.raises(TranslationError) as caught:
+        translate(source)
+    assert re.match(r"template:\d+:\d+: \S", str(caught.value)), str(caught.value)
+    assert "\n" not in str(caught.value)

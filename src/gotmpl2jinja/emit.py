@@ -831,6 +831,8 @@ class Emitter:
         head = cmd.args[0]
         if isinstance(head, nodes.IdentifierNode):
             return self.call(head.ident, cmd.args[1:], piped, cmd)
+        if isinstance(head, nodes.NilNode):
+            return self.raising("nil is not a command")  # Go parses it, and fails running it
         if len(cmd.args) > 1 or piped is not None:
             raise self.error("method calls with arguments are not supported", cmd)
         return self.value(head)
@@ -909,6 +911,10 @@ class Emitter:
         if isinstance(node, nodes.BoolNode):
             return const_expr(node.value)
         if isinstance(node, nodes.NumberNode):
+            if node.is_float and _is_float_syntax(node.text):
+                # Go's idealConstant: written with `.eEpP`, a constant is a float64 value
+                # (`{{ 1e6 }}` prints 1e+06, `range 1e6` fails), even when it is integral
+                return const_expr(node.float64)
             if node.is_int:
                 return const_expr(node.int64)
             if node.is_float:
@@ -1927,6 +1933,16 @@ def _command_args(node: nodes.Node) -> list[nodes.Node] | None:
     if isinstance(node, nodes.PipeNode) and not node.decl and len(node.cmds) == 1:
         return node.cmds[0].args
     return None
+
+
+def _is_float_syntax(text: str) -> bool:
+    """text/template's test for a float constant: `.eEpP` in it, not a hex int or a rune."""
+    body = text.lstrip("+-")
+    if body.startswith("'"):
+        return False
+    if body[:2] in ("0x", "0X"):
+        return "p" in body or "P" in body
+    return any(c in body for c in ".eEpP")
 
 
 def _describe_prefix(prefix: str) -> str:
