@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from gotmpl2jinja.analysis import FIELDS, MAP_VALUES, SLICE_ELEMENTS, GoType
+from gotmpl2jinja.analysis import FIELDS, MAP_VALUES, SLICE_ELEMENTS, UNMODELLED_FIELDS, GoType
 
 #: Fields of the root map: the messages path's, the fill-in-the-middle/legacy ones, and keys
 #: that exist nowhere (a missing key is a value too: `<no value>`, nil).
@@ -50,7 +50,7 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "le": (2, 2), "gt": (2, 2), "ge": (2, 2), "len": (1, 1), "index": (1, 3),
     "slice": (1, 3), "print": (0, 3), "println": (0, 2), "printf": (1, 3), "json": (1, 1),
     "currentDate": (0, 0), "yesterdayDate": (0, 0), "toTypeScriptType": (1, 1),
-    "html": (1, 1), "js": (1, 1), "urlquery": (1, 1),
+    "html": (1, 1), "js": (1, 1), "urlquery": (1, 1), "call": (1, 2),
 }
 #: What a call gives, where it is known (None: depends on the operands).
 RESULTS: dict[str, GoType | None] = {
@@ -106,7 +106,9 @@ def _fields_of(t: GoType | None) -> list[tuple[str, GoType | None]]:
     if t == GoType.ROOT:
         return list(ROOT.items())
     if t in FIELDS:
-        return [(name, info.type) for name, info in FIELDS[t].items()] + [("Foo", None)]
+        unmodelled = [(name, None) for name in sorted(UNMODELLED_FIELDS.get(t, ()))]
+        return [(name, info.type) for name, info in FIELDS[t].items()] + unmodelled \
+            + [("Foo", None)]
     return [("Foo", None)]
 
 

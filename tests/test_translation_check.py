@@ -240,6 +240,9 @@ GENERATOR_FINDINGS = {
     "nil-command-in-if": ("{{ if nil }}a{{ end }}{{ range .Messages }}{{ end }}", None),
     "nil-command-in-legacy": ("{{ $x := nil }}{{ .Prompt }}", None),
     "nil-argument-is-fine": ("{{ print nil }}{{ range .Messages }}{{ end }}", "<nil>"),
+    # the legacy path re-emits with a variable typed MIXED, as the messages path does
+    "legacy-variable-int-then-string": ("{{ $y := 7 }}{{ $y = `{{x}}` }}{{ $y }}{{ .Prompt }}",
+                                        "{{x}}"),
 }
 
 
