@@ -87,6 +87,7 @@ def test_generated_templates_translate_exactly_or_are_refused(source: str) -> No
 
 
 SLOW_TALLY: Counter[str] = Counter()
+SLOW_SEEN: set[str] = set()
 
 
 @pytest.mark.slow
@@ -95,6 +96,8 @@ SLOW_TALLY: Counter[str] = Counter()
 @given(go_templates())
 def test_generated_templates_slow_run(source: str) -> None:
     SLOW_TALLY["templates"] += 1
+    SLOW_SEEN.add(source)
+    SLOW_TALLY["distinct templates"] = len(SLOW_SEEN)
     try:
         check_generated(source, SLOW_TALLY)
     except AssertionError:
