@@ -148,7 +148,6 @@ class Expr:
     known_bytes: Expr | None = None  # a STRING whose UTF-8 byte length this INT gives exactly
     choice: Choice | None = None  # a CHOICE: which operand of an and/or Go's value is
 
-
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
         return self.code if self.prec >= prec else f"({self.code})"
