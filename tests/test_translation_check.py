@@ -241,6 +241,9 @@ GENERATOR_FINDINGS = {
     "nil-command-in-legacy": ("{{ $x := nil }}{{ .Prompt }}", None),
     "nil-argument-is-fine": ("{{ print nil }}{{ range .Messages }}{{ end }}", "<nil>"),
     # the legacy path re-emits with a variable typed MIXED, as the messages path does
+    # a legacy template's fill-in-the-middle rendering calls a definition: its macro is there
+    "legacy-fim-calls-a-block": ('{{ if .Suffix }}{{ block "t0" .Prompt }}[{{ . }}]{{ end }}'
+                                 "{{ end }}", ""),
     "legacy-variable-int-then-string": ("{{ $y := 7 }}{{ $y = `{{x}}` }}{{ $y }}{{ .Prompt }}",
                                         "{{x}}"),
 }

@@ -200,6 +200,9 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
         fim = Emitter(full, full_analysis, depth=1, mode="fim")
         fim.loop_names |= mine
         fim_body = fim.body_lines()
+        fim.emit_template_macros()  # the fill-in-the-middle path may call definitions
+        fim_definitions = [line for entry in fim.templates.by_key.values()
+                           for line in entry.lines]
         macros = set(fim.macros)
         think_used = set(fim.root_used) & set(THINK_FIELDS)
 
@@ -257,6 +260,7 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
         lines = [
             *header,
             *definitions,
+            *fim_definitions,
             *_prelude(fim, think_used),
             *fim_branch(fim_body, chat),
         ]
