@@ -272,3 +272,17 @@ def test_generator_refusals_carry_name_line_and_column(source: str) -> None:
         translate(source)
     assert re.match(r"template:\d+:\d+: \S", str(caught.value)), str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_convert_without_go_says_how_to_skip_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gotmpl2jinja.errors import ReferenceRendererError
+
+    def no_go(*_args: object, **_kwargs: object) -> None:
+        raise ReferenceRendererError("Go not found")
+
+    monkeypatch.setattr("gotmpl2jinja.verify.check_translation", no_go)
+    result = run("convert", str(CHATML))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == ("cannot check the translation against Ollama's rendering: Go not "
+                             "found (--no-check skips the check)\n")

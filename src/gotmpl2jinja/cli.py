@@ -322,11 +322,17 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     if no_check:
         click.echo("warning: not checked against Ollama's rendering (--no-check)", err=True)
     else:
+        from gotmpl2jinja.errors import ReferenceRendererError
         from gotmpl2jinja.inputs import go_renderer
         from gotmpl2jinja.verify import check_line, check_translation
 
-        checked = check_translation(source.template, jinja, name=source.name,
-                                    render=go_renderer(source))
+        try:
+            checked = check_translation(source.template, jinja, name=source.name,
+                                        render=go_renderer(source))
+        except ReferenceRendererError as exc:
+            raise ReferenceRendererError(f"cannot check the translation against Ollama's "
+                                         f"rendering: {exc} (--no-check skips the check)"
+                                         ) from None
         click.echo(check_line(checked), err=True)
     if output is None:
         if fmt != "jinja":
