@@ -184,7 +184,9 @@ def test_hostile_file_names_change_nothing_the_jinja_renders(hostile: str,
         for engine in get_engines(check_engines()):
             assert engine.render(jinja, jinja_context(conversation)) == expected, engine.name
     jinja = translate(CHATML.read_text(), name=hostile)
-    assert "#}" not in jinja.split("\n")[0][:-2]  # the header comment closes only at its end
+    header_end = "reasoning_effort). #}"
+    assert jinja.index("#}") == jinja.index(header_end) + len(header_end) - 2  # closes at its end
+    assert "{{" not in jinja[:jinja.index(header_end)] and "{%" not in jinja[:jinja.index("#}")]
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
