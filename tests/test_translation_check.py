@@ -246,6 +246,9 @@ GENERATOR_FINDINGS = {
     # a legacy template's fill-in-the-middle rendering calls a definition: its macro is there
     "legacy-fim-calls-a-block": ('{{ if .Suffix }}{{ block "t0" .Prompt }}[{{ . }}]{{ end }}'
                                  "{{ end }}", ""),
+    # in a range's else, its variables hold the collection (Go pushes it before iterating)
+    "range-else-reads-its-variables": ("{{ range .Messages }}{{ range $i, $c := .ToolCalls }}"
+                                       "{{ else }}{{ $c }}{{ len $i }}{{ end }}{{ end }}", ""),
     "legacy-variable-int-then-string": ("{{ $y := 7 }}{{ $y = `{{x}}` }}{{ $y }}{{ .Prompt }}",
                                         "{{x}}"),
 }

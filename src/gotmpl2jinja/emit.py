@@ -739,6 +739,7 @@ class Emitter:
         elif coll.type in (GoType.NIL, GoType.NO_DATA):
             # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
+                self.bind_range_else(decl, coll)
                 self.emit_list(node.else_list)
             return
         else:
@@ -803,8 +804,16 @@ class Emitter:
             self.depth -= 1
             self.line("{%- else %}")
             assert node.else_list is not None
+            self.bind_range_else(decl, coll)
             self.body(node.else_list)
             self.line("{%- endif %}")
+
+    def bind_range_else(self, decl: list[Variable], coll: Expr) -> None:
+        """In a range's `else`, Go's range variables hold the collection itself (evalPipeline
+        pushes the pipeline's value for each declared variable; only iterations set them)."""
+        for var in decl:
+            if var.go_name != "$_":
+                self.values[id(var)] = coll
 
     def loop_var(self, var: Variable | None, natural: str) -> str:
         if var is not None and var.go_name != "$_":
