@@ -32,8 +32,9 @@ CASES = 20
 #: `path:LINE:COL: message`, one line: what every refusal must look like.
 REFUSAL = re.compile(r"^template:\d+:\d+: [^\n]+$")
 #: The seed and size of the slow run documented in docs/template-generator.md.
-SLOW_SEED = 12
-SLOW_EXAMPLES = 12_000  # hypothesis repeats some; at least 10,000 distinct
+#: (GOTMPL2JINJA_GENERATOR_SEED / _EXAMPLES change them, to split a run over several cores.)
+SLOW_SEED = int(os.environ.get("GOTMPL2JINJA_GENERATOR_SEED", "12"))
+SLOW_EXAMPLES = int(os.environ.get("GOTMPL2JINJA_GENERATOR_EXAMPLES", "12000"))  # a few repeat
 
 ENGINES = check_engines()
 
