@@ -249,6 +249,12 @@ GENERATOR_FINDINGS = {
     # in a range's else, its variables hold the collection (Go pushes it before iterating)
     "range-else-reads-its-variables": ("{{ range .Messages }}{{ range $i, $c := .ToolCalls }}"
                                        "{{ else }}{{ $c }}{{ len $i }}{{ end }}{{ end }}", ""),
+    # an execution error next to a nil in an and/or: the error stays (here in the
+    # fill-in-the-middle path, where .Messages is nil and .System missing)
+    "and-of-an-error-and-a-nil": ('{{ and .Messages.Foo .System | printf "%s" }}', None),
+    # an and/or of two execution errors as a condition: parenthesised, so the Jinja compiles
+    "or-of-two-errors-as-a-condition": ("{{ if .Prompt }}{{ else if or $.Messages.Foo "
+                                        "$.Think.Foo | print }}x{{ end }}", None),
     "legacy-variable-int-then-string": ("{{ $y := 7 }}{{ $y = `{{x}}` }}{{ $y }}{{ .Prompt }}",
                                         "{{x}}"),
 }

@@ -1108,8 +1108,6 @@ class Emitter:
                         stable=e.stable, loop=e.loop)
         if t in STRUCTS or t == GoType.ROOT:
             return const_expr(True)
-        if t == GoType.RAISE:
-            return e
         if e.prec <= COND:  # `{% if a if b else c %}` does not parse
             return replace(e, code=f"({e.code})", prec=ATOM, negated=None)
         return e
@@ -1162,7 +1160,10 @@ class Emitter:
         kinds = {v.type for _, v in branches if v.type != GoType.RAISE}
         if len(branches) == 1:
             return branches[0][1]
-        if len(kinds) <= 1:
+        raises = any(v.type == GoType.RAISE for _, v in branches)
+        if len(kinds) <= 1 and not (raises and kinds & NIL_TYPES):
+            # (a nil is handled as the constant it is: next to an execution error it stays a
+            # branch of its own, or the error would be lost)
             result = branches[-1][1]
             for test, v in reversed(branches[:-1]):
                 result = Expr(f"{v.wrap(OR)} if {test} else {result.wrap(COND)}",
