@@ -56,6 +56,9 @@ REFUSED = {
                           "template:1:28:"),
     "eq-of-two-slices": ("{{ eq .Tools .Messages }}", "template:1:4:"),
     "21-nested-ranges": (NESTED, "template:1:441:"),
+    # found by the slow generator run: a decoded-JSON value against a slice
+    "eq-of-json-and-a-slice": ("{{ range .Tools }}{{ eq .Items $.Messages }}{{ end }}",
+                               "template:1:22:"),
 }
 
 

@@ -1489,9 +1489,10 @@ class Emitter:
                             f"is string else {'false' if op == '==' else 'true'} if "
                             f"{any_side.wrap(COMPARE)} is none else raise_exception("
                             "'incompatible types for comparison')", GoType.BOOL, COND)
-            if not types & BASIC_KINDS:
+            if not types & BASIC_KINDS or GoType.ANY in types:
                 # Go compares two non-basic values by nil-ness, or fails on ones it cannot
-                # compare (`eq .Tools .Messages`): no Jinja value says which
+                # compare (`eq .Tools .Messages`), and a decoded-JSON value by what it holds
+                # (`eq .Items $.Messages` is true when both are nil): no Jinja value says which
                 raise self.error(f"comparing values of Go types {a.type.value} and "
                                  f"{b.type.value}: not supported", node)
             return self.raising("incompatible types for comparison")
