@@ -438,14 +438,14 @@ QWEN25_GO = (FIXTURES / "corpus" / "ollama" / "historical"
 def seed_jinja() -> str:
     from gotmpl2jinja import translate
 
-    return translate(SEED_GO, name="002_qwen-style")
+    return translate(SEED_GO, name="002_qwen-style", check=False)  # verified here
 
 
 @pytest.fixture(scope="module")
 def qwen25_jinja() -> str:
     from gotmpl2jinja import translate
 
-    return translate(QWEN25_GO, name="qwen2.5")
+    return translate(QWEN25_GO, name="qwen2.5", check=False)  # verified here
 
 
 def first_offset(a: str, b: str) -> int:
@@ -584,7 +584,7 @@ def test_cli_catches_a_modelfile_jinja_that_forgets_system(qwen_modelfile, tmp_p
     source = load_source(str(qwen_modelfile))
     assert source.system == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
     bare = tmp_path / "bare.jinja"
-    bare.write_text(translate(source.template, name="qwen"), encoding="utf-8")
+    bare.write_text(translate(source.template, name="qwen", check=False), encoding="utf-8")
     result = CliRunner().invoke(cli, ["verify", str(qwen_modelfile), "--jinja", str(bare),
                                       "--cases", "60", "--json"])
     assert result.exit_code == 1, result.output

@@ -50,6 +50,7 @@ class GoType(Enum):
     STRINGS = "[]string"
     ANYS = "[]any"
     TRUTH = "a value only tested for truth"  # and/or of mixed types, used as a condition
+    CHOICE = "and/or of operands of several Go types"  # see emit.Choice
     MIXED = "a variable assigned values of several Go types"  # see MIXABLE
     RAISE = "an execution error"  # evaluating it fails in Go
 

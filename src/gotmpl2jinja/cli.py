@@ -431,16 +431,22 @@ def _verify_progress() -> Any:
               help="Ollama's models directory for ollama:NAME (default $OLLAMA_MODELS or "
               "~/.ollama/models).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--no-check", "no_check", is_flag=True,
+              help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
 @as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
-            models_dir: str | None, force: bool, kind: str) -> None:
+            models_dir: str | None, force: bool, kind: str, no_check: bool) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
     as Ollama's server applies them), `-` for standard input, or an installed Ollama model
     `ollama:NAME`. Without -o the Jinja goes to stdout (jinja format only); files are written
     atomically and never overwritten without --force. Warnings go to stderr.
+
+    The Jinja is checked against Ollama's own rendering (Go's text/template) on generated
+    conversations and every engine available before anything is printed or written; a
+    divergence is an error (exit 1) with its minimal conversation. --no-check skips that.
     """
     from gotmpl2jinja.errors import Gotmpl2JinjaError
     from gotmpl2jinja.formats import write_output
@@ -462,6 +468,21 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         raise
     for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
         click.echo(f"warning: {problem}", err=True)
+    if no_check:
+        click.echo("warning: not checked against Ollama's rendering (--no-check)", err=True)
+    else:
+        from gotmpl2jinja.errors import ReferenceRendererError
+        from gotmpl2jinja.inputs import go_renderer
+        from gotmpl2jinja.verify import check_line, check_translation
+
+        try:
+            checked = check_translation(source.template, jinja, name=source.name,
+                                        render=go_renderer(source))
+        except ReferenceRendererError as exc:
+            raise ReferenceRendererError(f"cannot check the translation against Ollama's "
+                                         f"rendering: {exc} (--no-check skips the check)"
+                                         ) from None
+        click.echo(check_line(checked), err=True)
     if output is None:
         if fmt != "jinja":
             raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")

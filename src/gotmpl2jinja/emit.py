@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -66,6 +66,9 @@ JSON_MACROS = {
 }
 
 
+#: The Go types text/template's eq/lt compare by value (its "basic kinds"; ANY may hold one).
+BASIC_KINDS = {GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL, GoType.ANY}
+
 #: Go's nil values: a missing key of the root map and a template's nil argument.
 NIL_TYPES = {GoType.NIL, GoType.NO_DATA}
 
@@ -83,6 +86,28 @@ PATH_NEUTRAL_FIELDS = {"Response", "Think", "ThinkLevel", "IsThinkSet"}
 FIM_CONDITION = "prompt is defined and suffix is defined and prompt and suffix"
 #: Its negation, for a template whose fill-in-the-middle rendering is empty.
 CHAT_CONDITION = "prompt is not defined or suffix is not defined or not prompt or not suffix"
+
+
+#: Characters a name may not carry into a Jinja comment as they are: what could close the
+#: comment or open a tag on some engine, the escape character itself, and line breaks.
+_UNSAFE_IN_COMMENT = set("{}#%\\")
+
+
+def header_name(name: str) -> str:
+    """`name` (a file name, `<stdin>`, `ollama:NAME`) as data for the header comment.
+
+    Nothing from outside the template's text becomes Jinja code: `{`, `}`, `#`, `%`, `\\` and
+    every non-printable character are percent-encoded (UTF-8 bytes), so the name can neither
+    close the comment nor open a tag. An absolute path, or one climbing with `..`, is cut to
+    its last component: the user's directories stay out of published files."""
+    if not name.startswith("ollama:"):
+        parts = re.split(r"[\\/]", name)
+        if name.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", name) or ".." in parts:
+            name = parts[-1]
+    return "".join(
+        ch if ch.isprintable() and ch not in _UNSAFE_IN_COMMENT
+        else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+        for ch in name)
 
 
 def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
@@ -127,10 +152,27 @@ class Expr:
     bytes_of: Expr | None = None  # `len` of this runtime string: a UTF-8 byte count (see
     #   Emitter.compare_byte_length; its code is a refusal if used any other way)
     known_bytes: Expr | None = None  # a STRING whose UTF-8 byte length this INT gives exactly
+    choice: Choice | None = None  # a CHOICE: which operand of an and/or Go's value is
 
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
         return self.code if self.prec >= prec else f"({self.code})"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The value of an `and`/`or` whose deciding operands have different Go types: Go's value
+    is `branches[i][1]` for the first `branches[i][0]` (a Jinja test) that holds, else the last
+    one's. Printing, truth and every function lift over the branches (each branch keeps its own
+    Go type); any other use of the value is refused, since its code is a refusal."""
+
+    branches: tuple[tuple[str | None, Expr], ...]
+    truth: Expr  # Go's truth of the value (Jinja's and/or of the operands' truths)
+
+
+#: A Jinja `for` nested deeper than this (in one template or macro body) makes jinja2 compile
+#: Python that CPython refuses: "too many statically nested blocks" (its limit is 20 blocks).
+MAX_LOOP_NESTING = 20
 
 
 def const_expr(value: object) -> Expr:
@@ -417,6 +459,9 @@ class Emitter:
             if not pipe.is_assign:  # later reads are unreachable, but must still translate
                 self.values[id(var)] = value
             return
+        if value.choice is not None and var.condition_only:
+            # only ever tested for truth: Go's truth of the and/or is all it needs to hold
+            value = replace(value.choice.truth, type=GoType.TRUTH)
         if pipe.is_assign:
             self.assign(var, value, node)
         else:
@@ -700,6 +745,7 @@ class Emitter:
         elif coll.type in (GoType.NIL, GoType.NO_DATA):
             # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
+                self.bind_range_else(decl, coll)
                 self.emit_list(node.else_list)
             return
         else:
@@ -715,10 +761,17 @@ class Emitter:
         body_nodes = node.list.nodes
         flag = None
         if has_loop_control(body_nodes):
-            body_nodes = without_loop_control(body_nodes)
+            try:
+                body_nodes = without_loop_control(body_nodes)
+            except TranslationError as exc:
+                exc.name = self.template.name
+                raise
             if has_break(body_nodes):
                 flag = self.fresh_name(f"{elem_name}_loop")
                 self.line(f"{{%- set {flag} = namespace(done=false) %}}")
+        if len(self.loops) >= MAX_LOOP_NESTING:
+            raise self.error(f"more than {MAX_LOOP_NESTING} nested range loops: jinja2 cannot "
+                             "compile the Jinja (Python's limit on nested blocks)", node)
         head = f"{key_name}, {elem_name}" if key_name else elem_name
         self.line(f"{{%- for {head} in {iterable} %}}")
         saved_dot, saved_facts = self.dot, self.facts
@@ -757,8 +810,16 @@ class Emitter:
             self.depth -= 1
             self.line("{%- else %}")
             assert node.else_list is not None
+            self.bind_range_else(decl, coll)
             self.body(node.else_list)
             self.line("{%- endif %}")
+
+    def bind_range_else(self, decl: list[Variable], coll: Expr) -> None:
+        """In a range's `else`, Go's range variables hold the collection itself (evalPipeline
+        pushes the pipeline's value for each declared variable; only iterations set them)."""
+        for var in decl:
+            if var.go_name != "$_":
+                self.values[id(var)] = coll
 
     def loop_var(self, var: Variable | None, natural: str) -> str:
         if var is not None and var.go_name != "$_":
@@ -774,12 +835,18 @@ class Emitter:
             result = self.command(cmd, result)
         if result is None:
             raise self.error("empty pipeline", pipe)
+        if result.type == GoType.NIL:
+            # Go unwraps a pipeline's nil interface into the invalid value: a field of it (in a
+            # variable, or `(.Foo).Bar`) is no value again, not a nil-pointer error
+            return replace(result, type=GoType.NO_DATA)
         return result
 
     def command(self, cmd: nodes.CommandNode, piped: Expr | None) -> Expr:
         head = cmd.args[0]
         if isinstance(head, nodes.IdentifierNode):
             return self.call(head.ident, cmd.args[1:], piped, cmd)
+        if isinstance(head, nodes.NilNode):
+            return self.raising("nil is not a command")  # Go parses it, and fails running it
         if len(cmd.args) > 1 or piped is not None:
             raise self.error("method calls with arguments are not supported", cmd)
         return self.value(head)
@@ -858,6 +925,10 @@ class Emitter:
         if isinstance(node, nodes.BoolNode):
             return const_expr(node.value)
         if isinstance(node, nodes.NumberNode):
+            if node.is_float and _is_float_syntax(node.text):
+                # Go's idealConstant: written with `.eEpP`, a constant is a float64 value
+                # (`{{ 1e6 }}` prints 1e+06, `range 1e6` fails), even when it is integral
+                return const_expr(node.float64)
             if node.is_int:
                 return const_expr(node.int64)
             if node.is_float:
@@ -881,6 +952,8 @@ class Emitter:
 
     def field(self, base: Expr, name: str, node: nodes.Node) -> Expr:
         t = base.type
+        if base.choice is not None:
+            return self.lift(base.choice, lambda v: self.field(v, name, node), node)
         if t == GoType.RAISE:
             return base
         if t == GoType.ROOT:
@@ -953,6 +1026,9 @@ class Emitter:
     def text(self, e: Expr, node: nodes.Node | None, *, sprint: bool = False) -> Expr:
         """The string Go's printing of `e` gives (template print, or fmt.Sprint for `print`)."""
         t = e.type
+        if e.choice is not None:
+            return self.merge(tuple((test, self.text(v, node, sprint=sprint))
+                                    for test, v in e.choice.branches), e.choice.truth, node)
         if t == GoType.RAISE:
             return e
         if t == GoType.STRING:
@@ -986,8 +1062,8 @@ class Emitter:
                 return const_expr(go_float(e.const))
             if t == GoType.NIL:
                 return const_expr("<nil>" if sprint else "<no value>")
-            if t == GoType.NO_DATA and not sprint:
-                return const_expr("<no value>")
+            if t == GoType.NO_DATA:  # (fmt prints the nil a function receives for it)
+                return const_expr("<nil>" if sprint else "<no value>")
         if t == GoType.BOOL:
             return Expr(f"'true' if {e.wrap(OR)} else 'false'", GoType.STRING, COND,
                         stable=e.stable, loop=e.loop)
@@ -1030,10 +1106,14 @@ class Emitter:
             return const_expr(bool(e.const))
         if e.bytes_of is not None:
             return self.truth(e.bytes_of)  # no bytes exactly when no characters
+        if e.choice is not None:
+            return e.choice.truth
+        if t in STRUCTS and "raise_exception(" in e.code:
+            # always true in Go, but evaluating it may fail (`index .Messages 1`): evaluate it
+            return Expr(f"{e.wrap(COMPARE)} is not none", GoType.BOOL, COMPARE,
+                        stable=e.stable, loop=e.loop)
         if t in STRUCTS or t == GoType.ROOT:
             return const_expr(True)
-        if t == GoType.RAISE:
-            return e
         # minja takes an empty mapping as true: a map's truth is spelled as its length
         if t in MAP_VALUES:
             a = e.wrap(ATOM)
@@ -1062,6 +1142,17 @@ class Emitter:
         for a in args:
             if a.type == GoType.RAISE:
                 return a
+        return self.apply(name, args, node)
+
+    def apply(self, name: str, args: list[Expr], node: nodes.Node) -> Expr:
+        """Go's function `name` on translated arguments (lifted over an and/or CHOICE)."""
+        for i, a in enumerate(args):
+            if a.choice is not None:
+                return self.lift(a.choice, lambda v, i=i: self.apply(
+                    name, [*args[:i], v, *args[i + 1:]], node), node)
+        for a in args:
+            if a.type == GoType.RAISE:
+                return a
         if name not in ("not", "print") and any(a.type == GoType.MIXED for a in args):
             raise self.error(f"{name} of a variable holding values of several Go types: "
                              "not supported", node)
@@ -1070,6 +1161,44 @@ class Emitter:
             raise self.error(f"function {name!r}: not supported", node)
         result: Expr = handler(args, node)
         return result
+
+    def lift(self, choice: Choice, step: Callable[[Expr], Expr], node: nodes.Node) -> Expr:
+        """`step` applied to each branch of an and/or CHOICE, merged again; Go's truth of the
+        result is that of the branch taken, so it is recomputed from the branches."""
+        branches = tuple((test, step(v)) for test, v in choice.branches)
+        return self.merge(branches, None, node)
+
+    def merge(self, branches: tuple[tuple[str | None, Expr], ...], truth: Expr | None,
+              node: nodes.Node) -> Expr:
+        """One Expr for "the first branch whose test holds, else the last": a conditional when
+        the branches share a Go type (an execution error fits any), else a CHOICE."""
+        kinds = {v.type for _, v in branches if v.type != GoType.RAISE}
+        if len(branches) == 1:
+            return branches[0][1]
+        raises = any(v.type == GoType.RAISE for _, v in branches)
+        if len(kinds) <= 1 and not (raises and kinds & NIL_TYPES):
+            # (a nil is handled as the constant it is: next to an execution error it stays a
+            # branch of its own, or the error would be lost)
+            result = branches[-1][1]
+            for test, v in reversed(branches[:-1]):
+                result = Expr(f"{v.wrap(OR)} if {test} else {result.wrap(COND)}",
+                              next(iter(kinds)) if kinds else GoType.RAISE, COND,
+                              stable=all(x.stable for _, x in branches),
+                              maybe_undefined=any(x.maybe_undefined for _, x in branches))
+            return result
+        if truth is None:
+            truth = self.truth(branches[-1][1])
+            for test, v in reversed(branches[:-1]):
+                t = self.truth(v)
+                truth = Expr(f"{t.wrap(OR)} if {test} else {truth.wrap(COND)}", GoType.TRUTH,
+                             COND, stable=t.stable and truth.stable)
+            truth = replace(truth, code=f"({truth.code})", prec=ATOM) \
+                if truth.prec <= COND else truth
+        names = ", ".join(sorted(k.value for k in kinds))
+        error = self.error(f"an and/or of operands of several Go types ({names}) used this "
+                           "way: not supported", node)
+        return Expr(self.refused(error), GoType.CHOICE, stable=truth.stable,
+                    choice=Choice(branches, truth))
 
     def logic(self, name: str, arg_nodes: list[nodes.Node], node: nodes.Node, *,
               as_condition: bool) -> Expr:
@@ -1115,8 +1244,9 @@ class Emitter:
                     self.facts = saved_facts
                     return c if as_condition or v is None else v
                 continue
-            if c.is_const and (name == "and") == bool(c.const):
-                continue
+            if c.is_const and (name == "and") == bool(c.const) \
+                    and (as_condition or arg is not operands[-1]):
+                continue  # (the last operand is Go's value when every other one passes on)
             truths.append(c)
             if v is not None:
                 values.append(v)
@@ -1135,17 +1265,14 @@ class Emitter:
         if len(values) == 1:
             return values[0]
         types = {v.type for v in values}
-        if len(types) == 1 and GoType.RAISE not in types:
-            # value: the first operand that decides, else the last
-            result = values[-1]
-            for v, c in zip(reversed(values[:-1]), reversed(truths[:-1]), strict=True):
-                test = c.wrap(OR) if name == "or" else self.negate(c).wrap(OR)
-                result = Expr(f"{v.wrap(OR)} if {test} else {result.wrap(COND)}", v.type, COND,
-                              stable=all(x.stable for x in values))
-            if types == {GoType.BOOL}:
-                return Expr(code, GoType.BOOL, prec, stable=cond.stable)
-            return result
-        return cond
+        if types == {GoType.BOOL}:
+            return Expr(code, GoType.BOOL, prec, stable=cond.stable)
+        # value: the first operand that decides, else the last (a CHOICE when their Go types
+        # differ: each keeps its own printing, truth and functions)
+        branches = tuple(
+            (c.wrap(OR) if name == "or" else self.negate(c).wrap(OR), v)
+            for v, c in zip(values[:-1], truths[:-1], strict=True)) + ((None, values[-1]),)
+        return self.merge(branches, cond if len(truths) > 1 else truths[0], node)
 
     def learn(self, arg: nodes.Node) -> None:
         """Record `gt (len X) n` / `ge (len X) n` so a later `index X k` needs no bounds check."""
@@ -1377,6 +1504,12 @@ class Emitter:
                             f"is string else {'false' if op == '==' else 'true'} if "
                             f"{any_side.wrap(COMPARE)} is none else raise_exception("
                             "'incompatible types for comparison')", GoType.BOOL, COND)
+            if not types & BASIC_KINDS or GoType.ANY in types:
+                # Go compares two non-basic values by nil-ness, or fails on ones it cannot
+                # compare (`eq .Tools .Messages`), and a decoded-JSON value by what it holds
+                # (`eq .Items $.Messages` is true when both are nil): no Jinja value says which
+                raise self.error(f"comparing values of Go types {a.type.value} and "
+                                 f"{b.type.value}: not supported", node)
             return self.raising("incompatible types for comparison")
         if a.bytes_of is not None or b.bytes_of is not None:
             return self.compare_byte_length(op, a, b, node)
@@ -1750,7 +1883,8 @@ class Emitter:
 
     def header(self) -> list[str]:
         lines = [
-            f"{{#- Translated by gotmpl2jinja from {self.template.name}, an Ollama Go template.",
+            f"{{#- Translated by gotmpl2jinja from {header_name(self.template.name)}, an Ollama "
+            "Go template.",
             "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
             "    contract (variables: messages, tools, enable_thinking, reasoning_effort). #}",
         ]
@@ -1846,6 +1980,16 @@ def _command_args(node: nodes.Node) -> list[nodes.Node] | None:
     return None
 
 
+def _is_float_syntax(text: str) -> bool:
+    """text/template's test for a float constant: `.eEpP` in it, not a hex int or a rune."""
+    body = text.lstrip("+-")
+    if body.startswith("'"):
+        return False
+    if body[:2] in ("0x", "0X"):
+        return "p" in body or "P" in body
+    return any(c in body for c in ".eEpP")
+
+
 def _describe_prefix(prefix: str) -> str:
     if not prefix:
         return "no known ASCII prefix here"
@@ -1871,12 +2015,22 @@ def emit(template: nodes.Template) -> str:
 
         return translate_legacy(template, template.name)
     analysis = analyze(template)
+    last: Retype | None = None
     for _ in range(8):
         try:
             return Emitter(template, analysis).run()
         except Retype as retype:
+            last = retype
+            if analysis.mixed.get(retype.var_id) == retype.types:  # no progress: give up here
+                break
             analysis.mixed[retype.var_id] = retype.types
-    raise TranslationError("variables changing type too often", name=template.name)
+    var = next((v for v in analysis.variables.values()
+                if last is not None and id(v) == last.var_id), None)
+    where = var.decl.pos if var is not None and var.decl is not None else None
+    raise TranslationError(
+        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
+        "not supported", name=template.name, line=where.line if where else None,
+        col=where.col if where else None)
 
 
 def translate(source: str, name: str = "template") -> str:

@@ -149,6 +149,8 @@ class Jinja2Engine:
                 raise RenderError(
                     f"template does not compile on jinja2: line {exc.lineno}: {exc.message}"
                 ) from None
+            except (SyntaxError, RecursionError) as exc:  # CPython refusing jinja2's Python
+                raise RenderError(f"template does not compile on jinja2: {exc}") from None
             self._compiled[template] = compiled
         self._now_for_render = now or self.now
         limit = render_timeout()

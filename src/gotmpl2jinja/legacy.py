@@ -40,7 +40,9 @@ from gotmpl2jinja.emit import (
     MESSAGE_CONTENT,
     Emitter,
     Expr,
+    Retype,
     fim_branch,
+    header_name,
     quote,
 )
 from gotmpl2jinja.errors import TranslationError
@@ -71,6 +73,11 @@ class LegacyEmitter(Emitter):
     failures: list[str] = field(default_factory=list)
 
     def field(self, base: Expr, name: str, node: nodes.Node) -> Expr:
+        if base.type == GoType.NIL and self.final:
+            # in the final turn's data a missing key is Go's invalid value, and a field of it
+            # is invalid again: `{{ .Foo.Bar }}` prints <no value>; in a whole turn, as on the
+            # messages path, it is a nil interface whose field fails
+            return base
         if base.type != GoType.ROOT:
             return super().field(base, name, node)
         self.root_used.add(name)
@@ -172,7 +179,6 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
     full = ollama.with_response(template)
     full.name = name
     full_analysis = analyze(full)
-    failures: list[str] = []
 
     taken = _jinja_names(full_analysis)
     cut: nodes.Template | None = None
@@ -189,70 +195,92 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
     names = {base: _fresh(base, taken) for base in ("turn", "final_turn", "pending")}
     mine = set(params.values()) | set(names.values()) | {"message"}
 
-    fim = Emitter(full, full_analysis, depth=1, mode="fim")
-    fim.loop_names |= mine
-    fim_body = fim.body_lines()
-    macros = set(fim.macros)
-    think_used = set(fim.root_used) & set(THINK_FIELDS)
+    def attempt() -> str:
+        """One emission of every body (again when a variable turns out to be MIXED)."""
+        failures: list[str] = []
+        fim = Emitter(full, full_analysis, depth=1, mode="fim")
+        fim.loop_names |= mine
+        fim_body = fim.body_lines()
+        fim.emit_template_macros()  # the fill-in-the-middle path may call definitions
+        fim_definitions = [line for entry in fim.templates.by_key.values()
+                           for line in entry.lines]
+        macros = set(fim.macros)
+        think_used = set(fim.root_used) & set(THINK_FIELDS)
 
-    chat: list[str]
-    definitions: list[str] = []
-    if panic is not None:
-        failures.append(
-            f"{name}:{panic.line}:{panic.col}: Ollama fails every chat request for this "
-            "template (its legacy path panics cutting the final turn: the first {{ .Response }} "
-            "lies inside a branch that has an {{ else }}); the Jinja raises there too, "
-            "fill-in-the-middle requests still render")
-        chat = ["{{- raise_exception(" + quote(
-            "Ollama cannot render a chat with this template: cutting its last turn after "
-            "{{ .Response }} panics, because the cut falls inside an if/with/range that has "
-            "an else") + ") }}"]
-    else:
-        assert cut is not None and cut_analysis is not None
-        whole = LegacyEmitter(full, full_analysis, depth=1, mode="legacy", params=params)
-        last = LegacyEmitter(cut, cut_analysis, depth=1, mode="legacy", params=params,
-                             final=True)
-        bodies = []
-        for emitter in (whole, last):
-            emitter.loop_names |= mine
-            bodies.append(emitter.body_lines())
-            macros |= emitter.macros
-            think_used |= emitter.root_used & set(THINK_FIELDS)
-        failures += last.failures
-        turn_lines, turn_order = _macro(names["turn"], whole, bodies[0])
-        final_lines, final_order = _macro(names["final_turn"], last, bodies[1])
-        definitions = [
-            "{#- One turn of Ollama's legacy path: the whole template. #}",
-            *turn_lines,
-            "{#- The last turn: the template cut after its first {{ .Response }}. #}",
-            *final_lines,
+        chat: list[str]
+        definitions: list[str] = []
+        if panic is not None:
+            failures.append(
+                f"{name}:{panic.line}:{panic.col}: Ollama fails every chat request for this "
+                "template (its legacy path panics cutting the final turn: the first "
+                "{{ .Response }} lies inside a branch that has an {{ else }}); the Jinja raises "
+                "there too, fill-in-the-middle requests still render")
+            chat = ["{{- raise_exception(" + quote(
+                "Ollama cannot render a chat with this template: cutting its last turn after "
+                "{{ .Response }} panics, because the cut falls inside an if/with/range that has "
+                "an else") + ") }}"]
+        else:
+            assert cut is not None and cut_analysis is not None
+            whole = LegacyEmitter(full, full_analysis, depth=1, mode="legacy", params=params)
+            last = LegacyEmitter(cut, cut_analysis, depth=1, mode="legacy", params=params,
+                                 final=True)
+            bodies = []
+            for emitter in (whole, last):
+                emitter.loop_names |= mine
+                bodies.append(emitter.body_lines())
+                macros |= emitter.macros
+                think_used |= emitter.root_used & set(THINK_FIELDS)
+            failures += last.failures
+            turn_lines, turn_order = _macro(names["turn"], whole, bodies[0])
+            final_lines, final_order = _macro(names["final_turn"], last, bodies[1])
+            definitions = [
+                "{#- One turn of Ollama's legacy path: the whole template. #}",
+                *turn_lines,
+                "{#- The last turn: the template cut after its first {{ .Response }}. #}",
+                *final_lines,
+            ]
+            chat = [
+                *_prelude(whole, {"Messages"}),
+                *_legacy_loop(names["pending"], _call(names["turn"], turn_order, names["pending"])),
+                _call(names["final_turn"], final_order, names["pending"]),
+            ]
+
+        header = [
+            f"{{#- Translated by gotmpl2jinja from {header_name(name)}, an Ollama Go template "
+            "without .Messages"
+            " (Ollama's legacy path).",
+            "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
+            "    contract (variables: messages, enable_thinking, reasoning_effort; prompt and "
+            "suffix",
+            "    for fill-in-the-middle). #}",
         ]
-        chat = [
-            *_prelude(whole, {"Messages"}),
-            *_legacy_loop(names["pending"], _call(names["turn"], turn_order, names["pending"])),
-            _call(names["final_turn"], final_order, names["pending"]),
+        if macros:
+            from gotmpl2jinja import runtime
+
+            header.append(runtime.macro_block(sorted(macros)))
+        lines = [
+            *header,
+            *definitions,
+            *fim_definitions,
+            *_prelude(fim, think_used),
+            *fim_branch(fim_body, chat),
         ]
+        for message in dict.fromkeys(failures):
+            warnings.warn(message, OllamaFailureWarning, stacklevel=3)
+        return "\n".join(lines)
 
-    header = [
-        f"{{#- Translated by gotmpl2jinja from {name}, an Ollama Go template without .Messages"
-        " (Ollama's legacy path).",
-        "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
-        "    contract (variables: messages, enable_thinking, reasoning_effort; prompt and suffix",
-        "    for fill-in-the-middle). #}",
-    ]
-    if macros:
-        from gotmpl2jinja import runtime
-
-        header.append(runtime.macro_block(sorted(macros)))
-    lines = [
-        *header,
-        *definitions,
-        *_prelude(fim, think_used),
-        *fim_branch(fim_body, chat),
-    ]
-    for message in dict.fromkeys(failures):
-        warnings.warn(message, OllamaFailureWarning, stacklevel=2)
-    return "\n".join(lines)
+    analyses = [a for a in (full_analysis, cut_analysis) if a is not None]
+    for _ in range(8):
+        try:
+            return attempt()
+        except Retype as retype:
+            owner = next((a for a in analyses
+                          if any(id(v) == retype.var_id for v in a.variables.values())), None)
+            if owner is None or owner.mixed.get(retype.var_id) == retype.types:
+                raise TranslationError("a variable holds values of several Go types in a way "
+                                       "not supported", name=name) from None
+            owner.mixed[retype.var_id] = retype.types
+    raise TranslationError("variables changing type too often", name=name)
 
 
 T = TypeVar("T")

@@ -39,7 +39,12 @@ from gotmpl2jinja.engines import (
     select_engines,
     unknown_engine,
 )
-from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError, RenderError
+from gotmpl2jinja.errors import (
+    Gotmpl2JinjaError,
+    ReferenceRendererError,
+    RenderError,
+    TranslationError,
+)
 
 if TYPE_CHECKING:
     from gotmpl2jinja.inputs import Source
@@ -724,3 +729,63 @@ __all__ = [
     "verify_template",
     "visible",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The check `convert` and `translate()` run before handing a translation out
+
+#: Depth of the bounded-exhaustive pass of the check (every message shape up to this many
+#: messages: 238 conversations) and the random conversations after it.
+CHECK_EXHAUSTIVE = 1
+CHECK_CASES = 200
+
+
+def check_engines() -> list[str]:
+    """The engines a translation is checked on: every registered one that can be constructed
+    here (jinja2 and minijinja with the package's dependencies; hfjinja when node finds
+    @huggingface/jinja). One small function, so an availability registry can replace it."""
+    available = []
+    for name in ENGINES:
+        try:
+            get_engines([name])
+        except (RenderError, ImportError, OSError):
+            continue
+        available.append(name)
+    return available
+
+
+class TranslationDiverged(TranslationError):
+    """The translator's own Jinja renders other bytes than Ollama: a bug of gotmpl2jinja,
+    caught before the Jinja was handed out. `result` holds the minimal counterexamples."""
+
+    def __init__(self, result: VerifyResult, name: str) -> None:
+        first = result.divergences[0]
+        engines = ", ".join(sorted({d.engine for d in result.divergences}))
+        super().__init__(
+            f"the translation renders other bytes than Ollama on {engines} (checked on "
+            f"{result.cases} conversations), so it was not written; this is a bug of "
+            "gotmpl2jinja: please report it with the template and this minimal conversation "
+            "(--no-check writes the unchecked translation anyway)\n"
+            + format_divergence(first), name=name)
+        self.result = result
+
+
+def check_translation(go_source: str, jinja_source: str, *, name: str = "template",
+                      render: GoRenderer | None = None,
+                      engines: list[str] | None = None) -> VerifyResult:
+    """Verify a translation against Go (the exhaustive shapes plus CHECK_CASES random
+    conversations, on `engines`, default `check_engines()`); raise TranslationDiverged on any
+    divergence. Returns the result (its `.engines` and `.cases` say what was checked)."""
+    result = verify_template(go_source, jinja_source, cases=CHECK_CASES,
+                             exhaustive=CHECK_EXHAUSTIVE,
+                             engines=check_engines() if engines is None else engines,
+                             name=name, render=render)
+    if not result.ok:
+        raise TranslationDiverged(result, name)
+    return result
+
+
+def check_line(result: VerifyResult) -> str:
+    """The one line `convert` prints on stderr after a successful check."""
+    return (f"checked: renders what Ollama renders on {result.cases} conversations on "
+            f"{', '.join(result.engines)}")

@@ -1,0 +1,112 @@
+"""Generated Go templates, translated and verified against Go on every engine available.
+
+Each template from `template_generator.go_templates` is translated (the internal, unchecked
+translate: this test verifies on its own); a refusal must be one line with its line and column;
+a translation must render what Go renders, byte for byte, on every conversation shape of one
+message plus random conversations, on every engine `verify.check_engines()` finds. A divergence
+fails the test, and hypothesis shrinks it to a minimal template (the conversation printed is the
+minimal one `verify_template` found). CI runs a few hundred templates; the slow-marked run at
+least 10,000 (its figures are in docs/template-generator.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from template_generator import go_templates
+
+from gotmpl2jinja import reference
+from gotmpl2jinja.emit import translate
+from gotmpl2jinja.errors import TemplateSyntaxError, TranslationError
+from gotmpl2jinja.verify import check_engines, format_divergence, verify_template
+
+#: Random conversations per generated template (after the 238 one-message shapes).
+CASES = 20
+#: `path:LINE:COL: message`, one line: what every refusal must look like.
+REFUSAL = re.compile(r"^template:\d+:\d+: [^\n]+$")
+#: The seed and size of the slow run documented in docs/template-generator.md.
+#: (GOTMPL2JINJA_GENERATOR_SEED / _EXAMPLES change them, to split a run over several cores.)
+SLOW_SEED = int(os.environ.get("GOTMPL2JINJA_GENERATOR_SEED", "12"))
+SLOW_EXAMPLES = int(os.environ.get("GOTMPL2JINJA_GENERATOR_EXAMPLES", "12000"))  # a few repeat
+
+ENGINES = check_engines()
+
+
+def check_generated(source: str, tally: Counter[str]) -> None:
+    """Translate `source` and verify it; fail on a divergence or a malformed refusal."""
+    try:
+        jinja = translate(source)
+    except TemplateSyntaxError as exc:
+        verdict = reference.check_parse(source)
+        assert not verdict.ok, f"our parser rejects what Go accepts: {exc}"
+        tally["rejected by Go's parser too (not well-formed)"] += 1
+        return
+    except TranslationError as exc:
+        assert REFUSAL.match(str(exc)), f"a refusal must be one line with LINE:COL: {exc!s}"
+        tally["refused"] += 1
+        tally["refused: " + re.sub(r"^template:\d+:\d+: ", "", str(exc))[:60]] += 1
+        return
+    result = verify_template(source, jinja, cases=CASES, exhaustive=1, engines=ENGINES,
+                             seed=len(source))
+    tally["translated"] += 1
+    tally["cases"] += result.cases
+    assert result.ok, "\n".join(
+        ["the translation diverges from Go:", source, *map(format_divergence,
+                                                             result.divergences)])
+
+
+def _write_report(tally: Counter[str], examples: int) -> None:
+    target = os.environ.get("GOTMPL2JINJA_GENERATOR_REPORT")
+    if target:
+        Path(target).write_text(json.dumps(
+            {"seed": SLOW_SEED, "max_examples": examples, "engines": ENGINES,
+             "elapsed_s": round(time.monotonic() - STARTED, 1),
+             "cases_per_template": f"238 exhaustive (depth 1) + {CASES} random",
+             **dict(tally.most_common())}, ensure_ascii=False, indent=1) + "\n",
+            encoding="utf-8")
+
+
+CI_TALLY: Counter[str] = Counter()
+STARTED = time.monotonic()
+
+
+#: Templates per CI run (GENERATOR_EXAMPLES overrides it for a quick local look).
+CI_EXAMPLES = int(os.environ.get("GENERATOR_EXAMPLES", "200"))
+
+
+@settings(max_examples=CI_EXAMPLES, suppress_health_check=list(HealthCheck))
+@given(go_templates())
+def test_generated_templates_translate_exactly_or_are_refused(source: str) -> None:
+    check_generated(source, CI_TALLY)
+
+
+SLOW_TALLY: Counter[str] = Counter()
+SLOW_SEEN: set[str] = set()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("GOTMPL2JINJA_GENERATOR_SLOW") != "1",
+                    reason="the 12,000-template run (about half an hour on two cores): "
+                    "set GOTMPL2JINJA_GENERATOR_SLOW=1")
+@seed(SLOW_SEED)
+@settings(max_examples=SLOW_EXAMPLES, derandomize=False, suppress_health_check=list(HealthCheck))
+@given(go_templates())
+def test_generated_templates_slow_run(source: str) -> None:
+    SLOW_TALLY["templates"] += 1
+    SLOW_SEEN.add(source)
+    SLOW_TALLY["distinct templates"] = len(SLOW_SEEN)
+    try:
+        check_generated(source, SLOW_TALLY)
+    except AssertionError:
+        SLOW_TALLY["diverged (the run stops here and shrinks it)"] += 1
+        _write_report(SLOW_TALLY, SLOW_EXAMPLES)
+        raise
+    if SLOW_TALLY["templates"] % 100 == 0 or SLOW_TALLY["templates"] == SLOW_EXAMPLES:
+        _write_report(SLOW_TALLY, SLOW_EXAMPLES)
