@@ -320,8 +320,8 @@ _define(
     "Internal: `SIGN SIG POINT` of float64(x) by exact float arithmetic, for engines that do not "
     "print shortest digits (an integer past 2**53, which llama.cpp cannot add to a float, "
     "is read back from its digits): an integer below 2**53 is its own digits; otherwise the "
-    "shortest digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| is the "
-    "one Go prints (a single correctly rounded operation on exact operands is exactly the "
+    "shortest digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| "
+    "is the one Go prints (a single correctly rounded operation on exact operands is exactly the "
     "decoder's rounding, and at most one such N exists per k); any other number (17 "
     "significant digits, below 1e-22, above 2**53 * 1e22) by exact decimal arithmetic "
     "(_shortest_parts).",

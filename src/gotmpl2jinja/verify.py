@@ -741,17 +741,10 @@ CHECK_CASES = 200
 
 
 def check_engines() -> list[str]:
-    """The engines a translation is checked on: every registered one that can be constructed
-    here (jinja2 and minijinja with the package's dependencies; hfjinja when node finds
-    @huggingface/jinja). One small function, so an availability registry can replace it."""
-    available = []
-    for name in ENGINES:
-        try:
-            get_engines([name])
-        except (RenderError, ImportError, OSError):
-            continue
-        available.append(name)
-    return available
+    """The engines a translation is checked on: every available one (the registry's
+    `select_engines`: jinja2 and minijinja with the package's dependencies, the others once
+    set up by `gotmpl2jinja engines install`)."""
+    return select_engines().used
 
 
 class TranslationDiverged(TranslationError):
