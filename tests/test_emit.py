@@ -27,6 +27,7 @@ from ollama_cases import TESTDATA_CASES  # noqa: E402
 from gotmpl2jinja import reference as _reference  # noqa: E402
 from gotmpl2jinja.conversation import jinja_context  # noqa: E402
 from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
+from gotmpl2jinja.engines import ENGINES as ENGINE_REGISTRY  # noqa: E402
 from gotmpl2jinja.engines import get_engines, is_raised  # noqa: E402
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError  # noqa: E402
 from gotmpl2jinja.modelfile import parse_modelfile  # noqa: E402
@@ -286,17 +287,20 @@ def test_execution_error_raises_on_every_engine() -> None:
         assert isinstance(got, Exception) and is_raised(got), engine
 
 
-#: Random conversations per template in the harness sweep below. Measured on the 2-core CI
-#: machine: 50 cases x 4 engines over the 97 messages-path templates take about 30 s.
+#: Random conversations per template in the harness sweep below.
 SWEEP_CASES = 50
+
+#: Every engine and context of the registry: the raw ones, transformers, llama.cpp's engine and
+#: minja, and llama-server's contexts (their out-of-scope kinds are counted, not divergences).
+EVERY_ENGINE = list(ENGINE_REGISTRY)
 
 
 @pytest.mark.parametrize(("name", "path"), [_param(n, p) for n, p in ALL_TEMPLATES])
 def test_verify_harness_finds_no_divergence(name: str, path: Path) -> None:
     """The differential harness (strategies' conversations, Go vs every engine) on the corpus."""
     result = verify_template(source_of(path), jinja_of(path),
-                             cases=SWEEP_CASES, engines=ENGINES, name=name)
-    assert result.cases == SWEEP_CASES and sorted(result.engines) == sorted(ENGINES)
+                             cases=SWEEP_CASES, engines=EVERY_ENGINE, name=name)
+    assert result.cases == SWEEP_CASES and sorted(result.engines) == sorted(EVERY_ENGINE)
     assert result.ok, "\n".join(str(d) for d in result.divergences)
 
 

@@ -15,7 +15,7 @@ from gotmpl2jinja import reference
 from gotmpl2jinja.cli import cli
 from gotmpl2jinja.conversation import jinja_context
 from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import get_engines
+from gotmpl2jinja.engines import get_engines, raw_engine_names
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.inputs import convert_source, go_renderer, load_source
 from gotmpl2jinja.verify import (
@@ -38,7 +38,9 @@ EXACT = {
     "and-eq-constant": ('{{ range .Messages }}{{ and (eq .Role "user") "U" }}|{{ end }}',
                         {"messages": [{"role": "user", "content": "a"},
                                       {"role": "assistant", "content": "b"}]}, "U|false|"),
-    "and-think-level": ('{{ and .ThinkLevel "raw" }}{{ range .Messages }}{{ end }}',
+    # (a template that can think: think on any other is refused by Ollama's server)
+    "and-think-level": ('{{ and .ThinkLevel "raw" }}{{ range .Messages }}<think>{{ .Thinking }}'
+                        '</think>{{ end }}',
                         {"messages": [], "think": True}, "raw"),
     "if-index-out-of-range": ("{{ if index .Messages 1 }}yes{{ end }}",
                               {"messages": [{"role": "user", "content": "a"},
@@ -68,9 +70,9 @@ def test_issue_examples_are_translated_exactly(name: str) -> None:
     jinja = translate(source)
     if expected is not None:
         assert reference.render(source, conversation) == expected  # the Go truth, as reviewed
-        for engine in get_engines(check_engines()):
+        for engine in get_engines(raw_engine_names()):
             assert engine.render(jinja, jinja_context(conversation)) == expected, engine.name
-    result = verify_template(source, jinja, cases=100, exhaustive=1, engines=check_engines())
+    result = verify_template(source, jinja, cases=100, exhaustive=1, engines=raw_engine_names())
     assert result.ok, [d.diff for d in result.divergences]
 
 
@@ -80,7 +82,7 @@ def test_index_out_of_range_in_a_condition_raises_like_go() -> None:
     short = {"messages": [{"role": "user", "content": "a"}]}
     with pytest.raises(gotmpl2jinja.RenderError, match="index out of range"):
         reference.render(source, short)
-    for engine in get_engines(check_engines()):
+    for engine in get_engines(raw_engine_names()):
         with pytest.raises(gotmpl2jinja.RenderError):
             engine.render(jinja, jinja_context(short))
 
@@ -102,7 +104,7 @@ def test_a_chain_of_and_or_values_keeps_each_operands_go_printing() -> None:
               '{{ len (or .ToolCalls .ToolCalls) }}|{{ print (and .Content 1.5) }}|'
               '{{ (or .ToolName .ToolCallID 3) | printf "%v" }};{{ end }}')
     jinja = translate(source)
-    result = verify_template(source, jinja, cases=150, exhaustive=1, engines=check_engines())
+    result = verify_template(source, jinja, cases=150, exhaustive=1, engines=raw_engine_names())
     assert result.ok, [d.diff for d in result.divergences]
 
 
@@ -184,7 +186,7 @@ def test_hostile_file_names_change_nothing_the_jinja_renders(hostile: str,
     expected = reference.render(CHATML.read_text(), conversation)
     for path in (plain, evil):
         jinja = convert_source(load_source(str(path)))
-        for engine in get_engines(check_engines()):
+        for engine in get_engines(raw_engine_names()):
             assert engine.render(jinja, jinja_context(conversation)) == expected, engine.name
     jinja = translate(CHATML.read_text(), name=hostile)
     header_end = "reasoning_effort). #}"
@@ -273,7 +275,7 @@ def test_generator_findings_are_translated_exactly(name: str) -> None:
     else:
         assert reference.render(source, empty) == expected
     result = verify_template(source, translate(source), cases=50, exhaustive=1,
-                             engines=check_engines())
+                             engines=raw_engine_names())
     assert result.ok, [d.diff for d in result.divergences]
 
 

@@ -287,6 +287,10 @@ class CppEngine:
                 why = first_message_line(str(response.get("error", "")))
                 if self.server and why.startswith(_REFUSED_TEMPLATE):
                     self._refused[key] = why.split(". ", 1)[0]
+                elif self.server and why.startswith("Jinja Exception: "):
+                    # its capability probes render the template: one that raises on them
+                    # (Ollama's own would fail those requests too) is not loaded at all
+                    self._refused[key] = "the template raises on its capability probes"
                 error = RenderError(f"template does not compile on {self.name}: {why}")
                 return [error] * len(contexts)
             self._sent.add(key)

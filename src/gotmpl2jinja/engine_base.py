@@ -9,8 +9,12 @@ May depend on: errors, reference.driver (the shared timeout default).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError
@@ -87,3 +91,28 @@ class Engine(Protocol):
 def source_key(template: str) -> str:
     """The key a compiled template is cached under (engine processes keep it by this key)."""
     return hashlib.sha1(template.encode("utf-8")).hexdigest()
+
+
+class Deadline(BaseException):
+    """Internal: SIGALRM fired inside an in-process render (a BaseException, so that no
+    `except Exception` inside the engine swallows it)."""
+
+
+@contextlib.contextmanager
+def alarm(seconds: float) -> Iterator[None]:
+    """Interrupt Python code running past `seconds` (main thread only; elsewhere no limit)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise Deadline
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

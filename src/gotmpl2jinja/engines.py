@@ -25,7 +25,6 @@ that are available and names those it skipped (`select_engines`).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import datetime as dt
 import functools
 import importlib.util
@@ -33,11 +32,10 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,10 +44,12 @@ from gotmpl2jinja.cpp import build as cpp_build
 from gotmpl2jinja.cppengines import CppEngine
 from gotmpl2jinja.engine_base import (  # noqa: F401 - re-exported: the engines' shared API
     DEFAULT_NOW,
+    Deadline,
     Engine,
     EngineError,
     EngineTimeout,
     TemplateRaised,
+    alarm,
     is_raised,
     render_timeout,
     set_render_timeout,
@@ -63,31 +63,6 @@ from gotmpl2jinja.transformers_engine import TransformersEngine, transformers_mi
 
 #: The @huggingface/jinja version the project pins (package.json / package-lock.json).
 HFJINJA_VERSION = "0.5.11"
-
-
-class _Deadline(BaseException):
-    """Internal: SIGALRM fired inside an in-process render (a BaseException, so that no
-    `except Exception` inside the engine swallows it)."""
-
-
-@contextlib.contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
-    """Interrupt Python code running past `seconds` (main thread only; elsewhere no limit)."""
-    if threading.current_thread() is not threading.main_thread() or \
-            not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise _Deadline
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class _Raise(Exception):
@@ -155,9 +130,9 @@ class Jinja2Engine:
         self._now_for_render = now or self.now
         limit = render_timeout()
         try:
-            with _alarm(limit):
+            with alarm(limit):
                 return compiled.render(**context)
-        except _Deadline:
+        except Deadline:
             raise timed_out(self.name, limit) from None
         except _Raise as exc:
             raise TemplateRaised(exc.message) from None

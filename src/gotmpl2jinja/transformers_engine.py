@@ -18,7 +18,14 @@ import importlib.util
 import threading
 from typing import Any
 
-from gotmpl2jinja.engine_base import DEFAULT_NOW, TemplateRaised
+from gotmpl2jinja.engine_base import (
+    DEFAULT_NOW,
+    Deadline,
+    TemplateRaised,
+    alarm,
+    render_timeout,
+    timed_out,
+)
 from gotmpl2jinja.errors import RenderError
 
 
@@ -59,12 +66,16 @@ class TransformersEngine:
         with self._lock:
             real = module.datetime
             module.datetime = pinned
+            limit = render_timeout()
             try:
-                result = module.render_jinja_template(
-                    conversations=[context.get("messages", [])], tools=context.get("tools"),
-                    chat_template=template,
-                    add_generation_prompt=bool(context.get("add_generation_prompt", False)),
-                    **kwargs)
+                with alarm(limit):
+                    result = module.render_jinja_template(
+                        conversations=[context.get("messages", [])],
+                        tools=context.get("tools"), chat_template=template,
+                        add_generation_prompt=bool(context.get("add_generation_prompt", False)),
+                        **kwargs)
+            except Deadline:
+                raise timed_out(self.name, limit) from None
             except self._syntax_error as exc:
                 raise RenderError(f"template does not compile on transformers: line "
                                   f"{exc.lineno}: {exc.message}") from None
