@@ -40,7 +40,7 @@ from gotmpl2jinja.engine_base import (
     timed_out,
 )
 from gotmpl2jinja.errors import RenderError
-from gotmpl2jinja.lifetime import popen_tied
+from gotmpl2jinja.lifetime import popen_tied, stop
 
 _RAISE_CALL = re.compile(r"""raise_exception\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 
@@ -201,13 +201,7 @@ class CppEngine:
 
     def close(self) -> None:
         """Stop the driver (also done at interpreter exit)."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.stdin.close()  # type: ignore[union-attr]
-                proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
+        stop(self._proc)
         self._proc = None
 
     def _kill(self, why: str) -> RenderError:

@@ -57,7 +57,7 @@ from gotmpl2jinja.engine_base import (  # noqa: F401 - re-exported: the engines'
     timed_out,
 )
 from gotmpl2jinja.errors import RenderError
-from gotmpl2jinja.lifetime import popen_tied
+from gotmpl2jinja.lifetime import popen_tied, stop
 from gotmpl2jinja.reference.driver import cache_dir
 from gotmpl2jinja.transformers_engine import TransformersEngine, transformers_missing
 
@@ -297,13 +297,7 @@ class HFJinjaEngine:
 
     def close(self) -> None:
         """Stop the node process (also done at interpreter exit)."""
-        proc = getattr(self, "_proc", None)
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.stdin.close()  # type: ignore[union-attr]
-                proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
+        stop(getattr(self, "_proc", None))
 
     def render(
         self, template: str, context: dict[str, Any], *, now: dt.datetime | None = None

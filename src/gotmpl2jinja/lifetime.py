@@ -50,3 +50,16 @@ def popen_tied(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     if hook is not None:
         kwargs["preexec_fn"] = hook
     return subprocess.Popen(args, **kwargs)
+
+
+def stop(proc: subprocess.Popen[Any] | None) -> None:
+    """End a line-protocol child politely: close its stdin (it exits on EOF), wait a moment,
+    else kill it."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
