@@ -18,7 +18,12 @@ from gotmpl2jinja.cppengines import (
     server_scope,
 )
 from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engine_base import EngineTimeout, TemplateRaised, set_render_timeout
+from gotmpl2jinja.engine_base import (
+    EngineTimeout,
+    TemplateRaised,
+    render_timeout,
+    set_render_timeout,
+)
 from gotmpl2jinja.engines import get_engine
 from gotmpl2jinja.errors import RenderError
 
@@ -203,3 +208,21 @@ def test_a_template_llama_server_will_not_load_is_named() -> None:
     assert isinstance(result, RenderError) and "Unable to generate parser" in str(result)
     assert engine.scope({"messages": [{"role": "user", "content": "x"}]}, jinja) == \
         "llama-server refuses the template (Unable to generate parser for this template)"
+
+
+def test_a_driver_that_logs_on_every_template_never_blocks_on_its_stderr() -> None:
+    """minja logs "Failed to generate tool call example: …" (about 300 bytes) for each template
+    whose probe fails; unread, the pipe filled after a few hundred templates and the driver
+    blocked mid-render, which the harness reported as a template that never ends."""
+    engine = CppEngine("minja", server=False)
+    before = render_timeout()
+    set_render_timeout(5.0)
+    try:
+        for i in range(400):  # > 64 KiB of log: more than a pipe holds
+            template = "{{ undefined_" + str(i) + ".x.y }}" + "{{ messages|length }}" * (i % 3)
+            assert isinstance(engine.render_many(template, [{"messages": []}])[0], RenderError)
+        assert engine.render("{{ 'ok' }}", {}) == "ok"
+        assert engine._proc is not None and engine._proc.poll() is None  # the same process
+    finally:
+        set_render_timeout(before)
+        engine.close()

@@ -40,7 +40,7 @@ from gotmpl2jinja.engine_base import (
     timed_out,
 )
 from gotmpl2jinja.errors import RenderError
-from gotmpl2jinja.lifetime import popen_tied, stop
+from gotmpl2jinja.lifetime import StderrTail, popen_tied, stop
 
 _RAISE_CALL = re.compile(r"""raise_exception\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 
@@ -156,6 +156,7 @@ class CppEngine:
             raise EngineError(f"the {self.name} engine is {build.state(engine)}")
         self._path = path
         self._proc: subprocess.Popen[str] | None = None
+        self._stderr: StderrTail
         self._lock = threading.Lock()
         self._sent: set[str] = set()
         self._refused: dict[str, str] = {}  # template key -> why llama-server will not load it
@@ -197,6 +198,7 @@ class CppEngine:
                 stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="surrogateescape",
                 env=env, bufsize=1,
             )
+            self._stderr = StderrTail(self._proc)
         return self._proc
 
     def close(self) -> None:
@@ -210,8 +212,7 @@ class CppEngine:
         if proc is not None:
             proc.kill()
             proc.wait()
-            if proc.stderr is not None:
-                tail = proc.stderr.read().strip()[-500:]
+            tail = self._stderr.text()[-500:]
         self._proc = None
         return RenderError(f"{self.name}: {why}" + (f": {tail}" if tail else ""))
 

@@ -57,7 +57,7 @@ from gotmpl2jinja.engine_base import (  # noqa: F401 - re-exported: the engines'
     timed_out,
 )
 from gotmpl2jinja.errors import RenderError
-from gotmpl2jinja.lifetime import popen_tied, stop
+from gotmpl2jinja.lifetime import StderrTail, popen_tied, stop
 from gotmpl2jinja.reference.driver import cache_dir
 from gotmpl2jinja.transformers_engine import TransformersEngine, transformers_missing
 
@@ -293,6 +293,7 @@ class HFJinjaEngine:
             self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=self._environ, text=True, encoding="utf-8", bufsize=1,
         )
+        self._stderr = StderrTail(self._proc)
         self._sent: set[str] = set()
 
     def close(self) -> None:
@@ -390,10 +391,9 @@ class HFJinjaEngine:
 
     def _stderr_tail(self) -> str:
         proc = self._proc
-        if proc.poll() is None or proc.stderr is None:
+        if proc.poll() is None:
             return "no message"
-        text = proc.stderr.read()
-        return text.strip()[-2000:] or f"exit status {proc.returncode}"
+        return self._stderr.text()[-2000:] or f"exit status {proc.returncode}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,12 @@ kernel for SIGKILL when its parent dies (`prctl(PR_SET_PDEATHSIG)`, set between 
 elsewhere only the stdin-EOF exit remains.
 
 The death signal follows the *thread* that started the child; gotmpl2jinja starts its
-processes from the thread that uses them and runs no worker threads.
+processes from the thread that uses them (the only other threads are the `StderrTail`
+readers, which start no process).
+
+A child's stderr is drained as it is written (`StderrTail`): an engine that logs a line per
+template (minja's "Failed to generate tool call example") would otherwise fill the pipe after
+a few thousand templates and block mid-render, which looks like a template that never ends.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -63,3 +70,28 @@ def stop(proc: subprocess.Popen[Any] | None) -> None:
         proc.wait(timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         proc.kill()
+
+
+class StderrTail:
+    """Reads a child's stderr on a daemon thread as it comes, keeping only its last lines (for
+    the message when the child dies), so that the child never blocks on a full pipe."""
+
+    def __init__(self, proc: subprocess.Popen[Any], lines: int = 40) -> None:
+        self._lines: deque[str] = deque(maxlen=lines)
+        self._thread: threading.Thread | None = None
+        if proc.stderr is not None:
+            self._thread = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
+            self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        try:
+            for line in stream:
+                self._lines.append(line)
+        except (OSError, ValueError):  # the pipe closed under us: the child is gone
+            pass
+
+    def text(self, wait: float = 1.0) -> str:
+        """What the child wrote last; after it has exited, waits up to `wait` s for the rest."""
+        if self._thread is not None:
+            self._thread.join(timeout=wait)
+        return "".join(self._lines).strip()
