@@ -262,6 +262,8 @@ GENERATOR_FINDINGS = {
                                         "$.Think.Foo | print }}x{{ end }}", None),
     "legacy-variable-int-then-string": ("{{ $y := 7 }}{{ $y = `{{x}}` }}{{ $y }}{{ .Prompt }}",
                                         "{{x}}"),
+    # a NUL in a template that cannot fail is written raw and renders on every engine
+    "nul-text-without-failure": ("{{ range .Messages }}{{ end }}a\x00b", "a\x00b"),
 }
 
 
@@ -288,6 +290,16 @@ def test_generator_refusals_carry_name_line_and_column(source: str) -> None:
         translate(source)
     assert re.match(r"template:\d+:\d+: \S", str(caught.value)), str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_a_nul_in_a_template_that_can_fail_is_refused_at_its_text() -> None:
+    # found by the generator: the Jinja raised where Go fails, but llama.cpp's engine cut its
+    # message at the NUL quoted from the source, so the raise looked like an engine error
+    source = "{{ range .Messages }}\n{{ end }}x\x00y{{ .Messages.Foo }}"
+    with pytest.raises(TranslationError) as caught:
+        translate(source)
+    assert str(caught.value).startswith("template:2:10: text holding a NUL character, in a "
+                                        "template that can fail"), str(caught.value)
 
 
 def test_convert_without_go_says_how_to_skip_the_check(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2010,6 +2010,29 @@ def uses_messages(template: nodes.Template) -> bool:
 def emit(template: nodes.Template) -> str:
     """Jinja for a parsed template, messages or legacy path (raises TranslationError when
     unfaithful)."""
+    return _without_nul_near_a_raise(template, _emit(template))
+
+
+def _without_nul_near_a_raise(template: nodes.Template, jinja: str) -> str:
+    """Refuse Jinja that holds a NUL character and can raise. A NUL has no portable escape,
+    so it is written raw; llama.cpp's engine quotes the source around a failing call in its
+    error message and hands the message on as a C string, cut at the NUL: the template's
+    `raise_exception` then cannot be told from an engine error (found by the template
+    generator: `\x00{{- .Messages.Foo -}}`)."""
+    if "\x00" not in jinja or "raise_exception(" not in jinja:
+        return jinja
+    for _, tree in template.trees():
+        for node in tree.walk():
+            if isinstance(node, (nodes.TextNode, nodes.StringNode)) and "\x00" in node.text:
+                raise TranslationError(
+                    "text holding a NUL character, in a template that can fail: llama.cpp's "
+                    "engine cuts its error message at the NUL (its raise_exception could not be "
+                    "told from an engine error): not supported",
+                    name=template.name, line=node.pos.line, col=node.pos.col)
+    return jinja
+
+
+def _emit(template: nodes.Template) -> str:
     if not uses_messages(template):
         from gotmpl2jinja.legacy import translate_legacy  # the per-turn path (§9)
 
