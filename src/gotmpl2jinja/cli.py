@@ -618,6 +618,36 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
         click.echo(text, nl=False)
 
 
+@cli.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the table to this file instead of standard output.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
+@click.option("--cases", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Random conversations per cell (after the one-message shapes).")
+@engine_options
+@friendly_errors
+def coverage(output: str | None, force: bool, cases: int, engines: str | None,
+             require_all_engines: bool) -> None:
+    """The coverage table: each Go builtin, Ollama function and construct × each operand
+    type, translated and verified (or refused, and why); docs/coverage.md is its output."""
+    from gotmpl2jinja import coverage as covering
+    from gotmpl2jinja.engines import raw_engine_names
+
+    target = check_output_target(output, force) if output else None
+    selection = choose_engines(engines or ",".join(raw_engine_names()), require_all_engines,
+                               None)
+    cells = covering.table(cases=cases, engines=selection.used,
+                           progress=lambda line: click.echo(line, err=True))
+    command = " ".join(["gotmpl2jinja coverage", *(["-o", output] if output else []),
+                        f"--cases {cases}", *([f"--engines {engines}"] if engines else [])])
+    text = covering.markdown(cells, command, selection.used)
+    if target is not None:
+        write_text_output(text, target, force)
+        click.echo(f"{covering.summary(cells)} Wrote {output}.", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
 @cli.group(invoke_without_command=True)
 @click.pass_context
 def engines(ctx: click.Context) -> None:
