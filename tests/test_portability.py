@@ -115,3 +115,26 @@ def test_engine_fact(engines: dict[str, Any], probe: str) -> None:
             got[name] = ERROR
     shown = {n: ("ERROR" if v is ERROR else v) for n, v in got.items()}
     assert got == expected, shown
+
+
+@pytest.mark.parametrize("text", ["a-b", "a\x00b"])
+def test_raise_exception_near_a_nul(engines: dict[str, Any], text: str) -> None:
+    """llama.cpp quotes the source around a failing call in its error and passes the message on
+    as a C string: a NUL there cuts it, and the raise no longer reads as the template's own
+    (so the translator refuses a NUL in a template that can fail)."""
+    from gotmpl2jinja.engine_base import TemplateRaised
+
+    template = "{{ '" + text + "' ~ raise_exception('boom') }}"
+    kinds = {}
+    for name, engine in engines.items():
+        try:
+            engine.render(template, {})
+            kinds[name] = "rendered"
+        except TemplateRaised as exc:
+            kinds[name] = f"raised {exc}"
+        except RenderError:
+            kinds[name] = "engine error"
+    expected = dict.fromkeys(ENGINES, "raised boom")
+    if "\x00" in text:
+        expected["llamacpp"] = "engine error"
+    assert kinds == expected
