@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -186,3 +187,29 @@ def test_a_template_that_does_not_compile_says_so_every_time(engine: Engine) -> 
         failed = render_many(engine, "{% if %}", [{}])
         assert isinstance(failed[0], RenderError) and "compile" in str(failed[0]).lower()
     assert engine.render("ok", {}) == "ok"
+
+
+def test_an_array_index_key_in_a_nested_property_map_is_out_of_scope_on_hfjinja_only() -> None:
+    """JavaScript objects list array-index keys first: Go prints a nested property map in the
+    request's order, which a transformers.js host's template never sees."""
+    from gotmpl2jinja.engines import INTEGER_LIKE_PROPERTY, integer_like_nested_property
+
+    def conv(keys: list[str], *, via_any_of: bool = False) -> dict[str, Any]:
+        nested: dict[str, Any] = {"properties": {k: {} for k in keys}}
+        prop = {"anyOf": [nested]} if via_any_of else nested
+        return {"messages": [{"role": "user", "content": "hi"}], "tools": [
+            {"type": "function", "function": {"name": "f", "parameters": {
+                "type": "object", "properties": {"top": prop}}}}]}
+
+    assert integer_like_nested_property(conv(["a", "10"]))
+    assert integer_like_nested_property(conv(["a", "0"], via_any_of=True))
+    assert not integer_like_nested_property(conv(["a", "01", "-1", "1.5", "4294967295"]))
+    # a top-level property map is printed in sorted order on every engine: no matter there
+    top = {"messages": [], "tools": [{"type": "function", "function": {"name": "f",
+           "parameters": {"type": "object", "properties": {"10": {}, "a": {}}}}}]}
+    assert not integer_like_nested_property(top)
+    from gotmpl2jinja.verify import out_of_scope
+
+    hf = get_engine("hfjinja")
+    assert out_of_scope(hf, conv(["a", "10"]), "") == INTEGER_LIKE_PROPERTY
+    assert out_of_scope(get_engine("jinja2"), conv(["a", "10"]), "") is None

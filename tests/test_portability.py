@@ -56,6 +56,9 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "items filter keeps insertion order": (
         "{% for k, v in d|items %}{{ k }}{% endfor %}", {"d": {"b": 1, "a": 2}},
         everywhere("ba")),
+    "items order of array-index keys": (  # JavaScript objects list them first
+        "{% for k, v in d|items %}{{ k }},{% endfor %}", {"d": {"a": 1, "10": 2, "b": 3, "01": 4}},
+        everywhere("a,10,b,01,", hfjinja="10,a,b,01,")),
     # --- why macro variables have names of their own ----------------------------------------
     "a macro's sets and parameters stay its own": (
         "{% macro f(n) %}{% set x = n %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{{ x }}"

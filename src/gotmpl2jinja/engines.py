@@ -31,6 +31,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -262,10 +263,52 @@ def find_node_modules() -> Path | None:
     return None
 
 
+#: A JavaScript array index as an object key ("0", "10", not "01"): JS objects list such keys
+#: first, in numeric order, whatever order the JSON gave them in.
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+
+#: The out-of-scope kind on @huggingface/jinja (equivalence-contract.md, *On transformers.js*).
+INTEGER_LIKE_PROPERTY = "a nested property name that is an array index (JavaScript orders it first)"
+
+
+def _nested_property_has_index_key(prop: Any) -> bool:
+    """A property whose own `properties` (printed in the request's order: Ollama keeps it)
+    hold an array-index key, at any depth (through `properties` and `anyOf`)."""
+    if not isinstance(prop, dict):
+        return False
+    inner = prop.get("properties")
+    if isinstance(inner, dict):
+        if any(_ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1 for k in inner):
+            return True
+        if any(_nested_property_has_index_key(v) for v in inner.values()):
+            return True
+    any_of = prop.get("anyOf")
+    return isinstance(any_of, list) and any(_nested_property_has_index_key(v) for v in any_of)
+
+
+def integer_like_nested_property(conv: dict[str, Any]) -> bool:
+    """Whether a tool of `conv` has a nested property map with an array-index key: the order
+    Go prints it in cannot reach a JavaScript host's template."""
+    for tool in conv.get("tools") or ():
+        function = tool.get("function") if isinstance(tool, dict) else None
+        params = function.get("parameters") if isinstance(function, dict) else None
+        props = params.get("properties") if isinstance(params, dict) else None
+        if isinstance(props, dict) and any(_nested_property_has_index_key(v)
+                                           for v in props.values()):
+            return True
+    return False
+
+
 class HFJinjaEngine:
     """@huggingface/jinja rendering through `hfjinja_driver.mjs` (JSON lines over a pipe)."""
 
     name = "hfjinja"
+
+    def scope(self, conv: dict[str, Any], template: str) -> str | None:
+        """The out-of-scope kind of `conv` here: JavaScript objects put array-index keys first,
+        so a nested property map holding one reaches the template in another order than Go
+        prints (a transformers.js host parses the request into such objects too)."""
+        return INTEGER_LIKE_PROPERTY if integer_like_nested_property(conv) else None
 
     def __init__(self, now: dt.datetime | None = None) -> None:
         self.now = now or DEFAULT_NOW
