@@ -269,12 +269,7 @@ def statements(draw: st.DrawFn, scope: Scope, defines: Defines) -> str:
         elif kind == "if":
             out.append(draw(if_statement(scope, defines)))
         elif kind == "with":
-            value = draw(term(scope))
-            inner = draw(statements(scope.deeper(dot=value.type), defines))
-            other = draw(st.none() | statements(scope.deeper(), defines))
-            out.append(_action(draw, "with " + value.code) + inner
-                       + ("" if other is None else _action(draw, "else") + other)
-                       + _action(draw, "end"))
+            out.append(draw(with_statement(scope, defines)))
         elif kind == "range":
             out.append(draw(range_statement(scope, defines)))
         elif kind == "template":
@@ -283,11 +278,38 @@ def statements(draw: st.DrawFn, scope: Scope, defines: Defines) -> str:
 
 
 @st.composite
+def branch_head(draw: st.DrawFn, scope: Scope) -> tuple[str, Term, Scope]:
+    """The pipeline of an `if`/`with`, sometimes declaring a variable (`$x := …`), which Go
+    keeps in scope up to the `end`, else branches included; and the scope after it."""
+    value = draw(term(scope))
+    if draw(st.integers(0, 3)) == 0:
+        name = "$" + draw(st.sampled_from(scope.names))
+        return f"{name} := {value.code}", value, scope.with_var(name, value.type)
+    return value.code, value, scope
+
+
+@st.composite
+def with_statement(draw: st.DrawFn, scope: Scope, defines: Defines) -> str:
+    """`with X`, `with $x := X`, with `else with` links and an optional `else`."""
+    head, value, scope = draw(branch_head(scope))
+    out = _action(draw, "with " + head) + draw(statements(scope.deeper(dot=value.type), defines))
+    for _ in range(draw(st.integers(0, 3)) // 2):
+        head, value, scope = draw(branch_head(scope))
+        out += _action(draw, "else with " + head)
+        out += draw(statements(scope.deeper(dot=value.type), defines))
+    if draw(st.booleans()):
+        out += _action(draw, "else") + draw(statements(scope.deeper(), defines))
+    return out + _action(draw, "end")
+
+
+@st.composite
 def if_statement(draw: st.DrawFn, scope: Scope, defines: Defines) -> str:
-    out = _action(draw, "if " + draw(term(scope)).code)
+    head, _, scope = draw(branch_head(scope))
+    out = _action(draw, "if " + head)
     out += draw(statements(scope.deeper(), defines))
     for _ in range(draw(st.integers(0, 2))):
-        out += _action(draw, "else if " + draw(term(scope)).code)
+        head, _, scope = draw(branch_head(scope))
+        out += _action(draw, "else if " + head)
         out += draw(statements(scope.deeper(), defines))
     if draw(st.booleans()):
         out += _action(draw, "else") + draw(statements(scope.deeper(), defines))

@@ -343,6 +343,13 @@ def _render_go_and_jinja(source: str, conv: dict[str, Any]) -> tuple[str, dict[s
     "{{ range .Messages }}{{ .Nope }}{{ end }}",
     "{{ range .Messages }}{{ . }}|{{ .ToolCalls }}|{{ range .ToolCalls }}{{ . }}{{ end }};"
     "{{ end }}",
+    # a variable declared by if/with: set in every branch, `.` the value only in with's first
+    "{{ range $i, $m := .Messages }}{{ with $c := $m.Content }}[{{ $i }}:{{ $c }}|{{ . }}]"
+    "{{ else with $r := $m.Role }}({{ $r }}{{ $c }}){{ else }}-{{ $r }}{{ end }}"
+    "{{ if $t := $m.ToolCalls }}{{ len $t }}{{ else if $x := $m.Thinking }}{{ $x }}{{ $t }}"
+    "{{ end }}{{ if $y := and $m.Content $m.Role }}{{ $y }}{{ end }}{{ end }}",
+    "{{ $n := 0 }}{{ range .Messages }}{{ with $n = len .ToolCalls }}w{{ . }}{{ end }}{{ end }}"
+    "{{ $n }}{{ with $s := .System }}{{ else }}no system{{ $s }}{{ end }}",
 ])
 def test_constructs_match_go(source: str) -> None:
     conv = {"messages": [

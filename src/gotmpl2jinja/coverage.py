@@ -72,7 +72,12 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("printing `{{ X }}`", "{{ X }}"),
     Construct("`if`", "{{ if X }}T{{ else }}F{{ end }}"),
     Construct("`with`", "{{ with X }}W{{ else }}F{{ end }}"),
-    Construct("`with $x :=`", "{{ with $x := X }}W{{ end }}"),
+    Construct("`with $x :=`",
+              "{{ with $x := X }}W{{ if $x }}x{{ end }}{{ if . }}d{{ end }}"
+              "{{ else }}F{{ if not $x }}n{{ end }}{{ end }}"),
+    Construct("`if $x :=`",
+              "{{ if $x := X }}T{{ if $x }}x{{ end }}"
+              "{{ else }}F{{ if not $x }}n{{ end }}{{ end }}"),
     Construct("`range`", "{{ range X }}R{{ else }}E{{ end }}"),
     Construct("`and X \"c\"` printed", '{{ and X "c" }}'),
     Construct("`or X \"c\"` printed", '{{ or X "c" }}'),

@@ -450,22 +450,30 @@ class Emitter:
         if not pipe.decl:
             self.output(self.text(self.pipeline(pipe), node))
             return
+        value = self.bind(pipe, node)
+        if value.type == GoType.RAISE:
+            self.output(value)
+
+    def bind(self, pipe: nodes.PipeNode, node: nodes.Node) -> Expr:
+        """Set the one variable `pipe` declares or assigns (`$x := …`, `$x = …`, also as the
+        pipeline of an `if` or `with`) and return the pipeline's value."""
         if len(pipe.decl) != 1:
             raise self.error("a pipeline declaring two variables is only valid in range", node)
         var = self.analysis.variable(pipe.decl[0])
         value = self.pipeline(pipe)
         if value.type == GoType.RAISE:
-            self.output(value)
             if not pipe.is_assign:  # later reads are unreachable, but must still translate
                 self.values[id(var)] = value
-            return
+            return value
+        stored = value
         if value.choice is not None and var.condition_only:
             # only ever tested for truth: Go's truth of the and/or is all it needs to hold
-            value = replace(value.choice.truth, type=GoType.TRUTH)
+            stored = replace(value.choice.truth, type=GoType.TRUTH)
         if pipe.is_assign:
-            self.assign(var, value, node)
-        else:
-            self.declare(var, value, node)
+            self.assign(var, stored, node)
+            return value
+        self.declare(var, stored, node)
+        return self.values[id(var)] if stored is value else value
 
     def emit_template_call(self, node: nodes.TemplateNode) -> None:
         """`{{ template "name" pipeline }}`: a call of the definition's macro. Go runs the
@@ -596,8 +604,10 @@ class Emitter:
         self.line(f"{{%- set {ns} = namespace({', '.join(inits)}) %}}")
 
     def emit_if(self, node: nodes.IfNode) -> None:
-        self._declare_branch_vars(node)
-        cond = self.condition(node.pipe, node)
+        if node.pipe.decl:  # `if $x := …`: $x is set, then its truth decides
+            cond = self.truth(self.bind(node.pipe, node))
+        else:
+            cond = self.condition(node.pipe, node)
         if cond.is_const:
             taken = node.list if cond.const else node.else_list
             if taken is not None:
@@ -666,11 +676,6 @@ class Emitter:
             break
         self.line("{%- endif %}")
 
-    def _declare_branch_vars(self, node: nodes.BranchNode) -> None:
-        if node.pipe.decl:
-            raise self.error("a variable declared in an if/with condition is not supported",
-                             node)
-
     def body(self, lst: nodes.ListNode) -> None:
         self.flush()
         self.depth += 1
@@ -679,9 +684,8 @@ class Emitter:
         self.depth -= 1
 
     def emit_with(self, node: nodes.WithNode) -> None:
-        if node.pipe.decl:
-            raise self.error("with $x := …: not supported", node)
-        value = self.pipeline(node.pipe)
+        # `with $x := …`: $x holds the value in both branches, and `.` in the first
+        value = self.bind(node.pipe, node) if node.pipe.decl else self.pipeline(node.pipe)
         truth = self.truth(value)
         saved = self.dot
         if truth.is_const:
