@@ -75,6 +75,9 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         everywhere("True", hfjinja="true", llamacpp="False", minja="False")),
     "float concatenated": (
         "{{ 0.1 ~ '' }}", {}, everywhere("0.1", minja="0.100000")),
+    # --- why a character is taken by a slice, not a subscript --------------------------------
+    "string subscript": ("{{ 'abc'[1] }}", {}, everywhere("b", minja="")),
+    "string slice of one character": ("{{ 'abc'[1:2] }}", {}, everywhere("b")),
     "sign of -0.0 through |string": (
         "{{ (x|string)[:1] }}", {"x": -0.0}, everywhere("-")),
     "int of a negative float": (

@@ -38,6 +38,7 @@ from gotmpl2jinja.analysis import (
 )
 from gotmpl2jinja.capabilities import has_thinking
 from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.gofmt import VALID_VERBS, Verb, parse_printf
 from gotmpl2jinja.runtime import sorted_items
 
 INDENT = "    "
@@ -71,6 +72,10 @@ BASIC_KINDS = {GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL, GoType.ANY}
 
 #: Go's nil values: a missing key of the root map and a template's nil argument.
 NIL_TYPES = {GoType.NIL, GoType.NO_DATA}
+
+#: Go's names of the operand types printf prints by themselves (%T, %!d(string=…), EXTRA).
+GO_TYPE_NAMES = {GoType.STRING: "string", GoType.INT: "int", GoType.BOOL: "bool",
+                 GoType.FLOAT: "float64"}
 
 #: Root fields of the fill-in-the-middle path besides Response and the think values.
 FIM_FIELDS = {"Prompt": "prompt", "Suffix": "suffix"}
@@ -188,6 +193,11 @@ def const_expr(value: object) -> Expr:
                     is_const=True, stable=True)
     assert isinstance(value, str)
     return Expr(quote(value), GoType.STRING, const=value, is_const=True, stable=True)
+
+
+def _or_minus_one(value: int | None) -> str:
+    """A printf width or precision for the runtime macros: -1 when absent."""
+    return "-1" if value is None else str(value)
 
 
 def quote(text: str) -> str:
@@ -1746,41 +1756,28 @@ class Emitter:
         fmt = str(args[0].const)
         operands = list(args[1:])
         parts: list[Expr] = []
-        pos = 0
         padding: Expr | None = None
         width: Expr | None = None
-        for m in re.finditer(r"%(\*?)(.)", fmt):
-            parts.append(const_expr(fmt[pos:m.start()]))
-            pos = m.end()
-            verb = m.group(2)
-            if verb == "%" and not m.group(1):
-                parts.append(const_expr("%"))
-                continue
-            if m.group(1):
-                if padding is not None or verb != "s" or len(operands) < 2:
+        for item in parse_printf(fmt):
+            if isinstance(item, str):
+                parts.append(const_expr(item))
+            elif item.verb == "":
+                parts.append(const_expr("%!(NOVERB)"))
+            elif item.indexed:
+                raise self.error(f"printf {fmt!r}: an explicit argument index "
+                                 f"({item.source!r}): not supported", node)
+            elif item.star:
+                if padding is not None or item.source != "%*s" or len(operands) < 2:
                     raise self.error(f"printf {fmt!r}: only one `%*s` is supported", node)
                 width = operands.pop(0)
                 padding = self.star_padding(width, operands.pop(0), fmt, node)
                 parts.append(padding)
-                continue
-            if not operands:
-                raise self.error(f"printf {fmt!r}: missing operand", node)
-            arg = operands.pop(0)
-            if verb == "s" and arg.type == GoType.STRING:
-                parts.append(arg)
-            elif verb == "v" and arg.type in (GoType.STRING, GoType.INT, GoType.BOOL,
-                                               GoType.FLOAT):
-                parts.append(self.text(arg, node, sprint=True))
-            elif verb == "d" and arg.type == GoType.INT:
-                parts.append(self.text(arg, node, sprint=True))
-            elif arg.type == GoType.NIL and verb.isalpha():
-                parts.append(const_expr("<nil>" if verb in "vT" else f"%!{verb}(<nil>)"))
+            elif not operands:
+                parts.append(const_expr(f"%!{item.verb}(MISSING)"))
             else:
-                raise self.error(f"printf verb %{verb} with a {arg.type.value} operand: "
-                                 "not supported", node)
-        parts.append(const_expr(fmt[pos:]))
+                parts.append(self.printf_verb(item, operands.pop(0), fmt, node))
         if operands:
-            raise self.error(f"printf {fmt!r}: extra operands (Go prints %!(EXTRA …))", node)
+            parts.append(self.printf_extra(operands, fmt, node))
         result = self.concat(parts)
         if padding is None or width is None:
             return result
@@ -1797,6 +1794,86 @@ class Emitter:
         return replace(result, known_bytes=Expr(
             f"{w}{plus} if {w} <= 1000000 else {fixed + bad}", GoType.INT, COND,
             stable=width.stable, loop=width.loop, non_negative=True))
+
+    def printf_verb(self, verb: Verb, arg: Expr, fmt: str, node: nodes.Node) -> Expr:
+        """One directive of printf on its operand, as Go's (*pp).printArg prints it."""
+        type_name = GO_TYPE_NAMES.get(arg.type)
+        if arg.type in (GoType.NIL, GoType.NO_DATA) and arg.is_const:
+            if verb.verb in "vT":  # padded like a string; any other verb: %!d(<nil>)
+                return self.padded(const_expr("<nil>"), verb, zero=True)
+            return const_expr(f"%!{verb.verb}(<nil>)")
+        if type_name is None:
+            raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
+                             "not supported", node)
+        if verb.verb == "T":
+            return self.padded(const_expr(type_name), verb, zero=True)
+        if verb.verb not in VALID_VERBS[type_name]:
+            # badVerb: %!d(string=…), the value printed by %v with the directive's flags
+            inner = self.printf_value(replace(verb, verb="v"), arg, type_name, fmt, node,
+                                      sharp_v=False)
+            return self.concat([const_expr(f"%!{verb.verb}({type_name}="), inner,
+                                const_expr(")")])
+        if verb.verb == "v":  # `#` and `+` become Go-syntax and field-name printing
+            sharp_v = verb.has("#")
+            verb = replace(verb, flags=verb.flags.replace("#", "").replace("+", ""))
+            return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=sharp_v)
+        return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=False)
+
+    def printf_value(self, verb: Verb, arg: Expr, type_name: str, fmt: str, node: nodes.Node,
+                     *, sharp_v: bool) -> Expr:
+        """A verb that is valid for the operand's type (fmtBoolean, fmtInteger, fmtString)."""
+        unsupported = self.error(f"printf {fmt!r}: {verb.source!r} of a {type_name}: not "
+                                 "supported", node)
+        if type_name == "bool":
+            return self.padded(self.text(arg, node, sprint=True), verb, zero=True)
+        if type_name == "int" and verb.verb in "dvboOxX":
+            if verb.plain and verb.verb in "dv":
+                return self.text(arg, node, sprint=True)
+            if arg.is_const and abs(int(arg.const)) >= 2**53:  # type: ignore[call-overload]
+                raise unsupported
+            self.macros.add("go_int")
+            code = (f"go_int({arg.code}, {runtime.literal(verb.verb.replace('v', 'd'))}, "
+                    f"{runtime.literal(verb.flags)}, {_or_minus_one(verb.width)}, "
+                    f"{_or_minus_one(verb.precision)})")
+            return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
+        if type_name == "string" and verb.verb in "vs" and not sharp_v \
+                and verb.width is None and verb.precision is None:
+            return arg
+        if type_name == "float64" and verb.verb == "v" and verb.plain:
+            return self.text(arg, node, sprint=True)
+        raise unsupported
+
+    def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
+        """`text` (ASCII) padded to the directive's width as fmt.pad does; `zero`: the `0`
+        flag pads with zeros (strings and booleans; numbers pad their digits themselves)."""
+        if verb.width is None:
+            return text
+        minus, zeros = verb.has("-"), zero and verb.has("0")
+        if text.is_const:
+            s = str(text.const)
+            fill = ("0" if zeros and not minus else " ") * max(0, verb.width - len(s))
+            return const_expr(s + fill if minus else fill + s)
+        self.macros.add("go_pad")
+        return Expr(f"go_pad({text.code}, {verb.width}, {'true' if minus else 'false'}, "
+                    f"{'true' if zeros else 'false'})", GoType.STRING, stable=text.stable,
+                    loop=text.loop)
+
+    def printf_extra(self, operands: list[Expr], fmt: str, node: nodes.Node) -> Expr:
+        """Operands printf did not use: Go appends %!(EXTRA int=1, string=a)."""
+        parts: list[Expr] = [const_expr("%!(EXTRA ")]
+        for i, arg in enumerate(operands):
+            if i:
+                parts.append(const_expr(", "))
+            if arg.type in (GoType.NIL, GoType.NO_DATA) and arg.is_const:
+                parts.append(const_expr("<nil>"))
+                continue
+            type_name = GO_TYPE_NAMES.get(arg.type)
+            if type_name is None:
+                raise self.error(f"printf {fmt!r}: an extra {arg.type.value} operand: not "
+                                 "supported", node)
+            parts += [const_expr(f"{type_name}="), self.text(arg, node, sprint=True)]
+        parts.append(const_expr(")"))
+        return self.concat(parts)
 
     def star_padding(self, width: Expr, text: Expr, fmt: str, node: nodes.Node) -> Expr:
         """`%*s` of "" with an int width: spaces to a width known only at run time. Jinja

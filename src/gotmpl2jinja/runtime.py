@@ -884,6 +884,60 @@ _define(
 )
 
 _define(
+    "go_pad", "s, width, minus, zero",
+    "Go fmt's padding (fmt.pad): `s` padded with spaces to `width` (-1: none) on the left, or "
+    "on the right when `minus`; with zeros when `zero` and not `minus`. Go counts runes: `s` "
+    "must be ASCII, which every engine counts alike.",
+    """
+{%- if s|length >= width -%}{{- s -}}
+{%- else -%}
+{%- set fill = '0' if zero and not minus else ' ' -%}
+{%- set ns = namespace(pad='') -%}
+{%- for i in range(width - s|length) -%}{%- set ns.pad = ns.pad ~ fill -%}{%- endfor -%}
+{{- s ~ ns.pad if minus else ns.pad ~ s -}}
+{%- endif -%}
+""",
+)
+
+_define(
+    "go_int", "n, verb, flags, width, prec",
+    "Go fmt of the int `n` (fmt.fmtInteger) for verb `d` `b` `o` `O` `x` `X`, `flags` the "
+    "directive's flags among `#0+- `, `width` and `prec` -1 when absent: digits in the "
+    "verb's base, zeros to the precision (or to the width with the `0` flag), the `#` and "
+    "`O` prefixes, the sign, then spaces to the width. |n| must be below 2**53.",
+    """
+{%- set neg = n < 0 -%}
+{%- set u = 0 - n if neg else n -%}
+{%- set base = {'d': 10, 'b': 2, 'o': 8, 'O': 8, 'x': 16, 'X': 16}[verb] -%}
+{%- if prec == 0 and u == 0 -%}{{- go_pad('', width, '-' in flags, false) -}}
+{%- else -%}
+{%- set ns = namespace(d='', u=u) -%}
+{%- if base == 10 -%}{%- set ns.d = u|string -%}
+{%- else -%}
+{%- for i in range(64) -%}
+{%- if ns.u > 0 or i == 0 -%}
+{%- set r = ns.u % base -%}
+{%- set ns.d = ('0123456789ABCDEF' if verb == 'X' else '0123456789abcdef')[r:r + 1] ~ ns.d -%}
+{%- set ns.u = ((ns.u - r) / base)|int -%}
+{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- set sign = '-' if neg else ('+' if '+' in flags else (' ' if ' ' in flags else '')) -%}
+{%- set digits = prec if prec >= 0 else (width - (sign|length)
+    if '0' in flags and '-' not in flags and width >= 0 else 0) -%}
+{%- if digits > ns.d|length -%}{%- set ns.d = go_pad(ns.d, digits, false, true) -%}{%- endif -%}
+{%- if '#' in flags and base == 2 -%}{%- set ns.d = '0b' ~ ns.d -%}
+{%- elif '#' in flags and base == 8 and ns.d[:1] != '0' -%}{%- set ns.d = '0' ~ ns.d -%}
+{%- elif '#' in flags and base == 16 -%}{%- set ns.d = ('0X' if verb == 'X' else '0x') ~ ns.d -%}
+{%- endif -%}
+{%- if verb == 'O' -%}{%- set ns.d = '0o' ~ ns.d -%}{%- endif -%}
+{{- go_pad(sign ~ ns.d, width, '-' in flags, false) -}}
+{%- endif -%}
+""",
+    ("go_pad",),
+)
+
+_define(
     "json_tool_call", "c",
     "Go json of a templateToolCall (no json tags, so Go field names): "
     "`{\"ID\":…,\"Function\":{\"Index\":…,\"Name\":…,\"Arguments\":…}}`; takes one entry of "

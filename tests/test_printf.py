@@ -1,0 +1,63 @@
+"""printf: Go's format-string grammar, and Go's fmt output on every raw engine.
+
+The expected bytes are Go's own (the reference renderer runs text/template); the parse tests
+spell out, by hand, what Go's doPrintf reads in a directive.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gotmpl2jinja.emit import translate
+from gotmpl2jinja.engines import raw_engine_names
+from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.gofmt import Verb, parse_printf
+from gotmpl2jinja.verify import verify_template
+
+
+def test_a_directive_is_flags_width_precision_and_verb() -> None:
+    assert parse_printf("a%-+05.3xb") == [
+        "a", Verb("%-+05.3x", "x", "0+-", 5, 3), "b"]
+    assert parse_printf("%%|%5%|%.d|%") == ["%|%|", Verb("%.d", "d", precision=0), "|",
+                                            Verb("%", "")]
+    assert parse_printf("%5.") == [Verb("%5.", ".", width=5)]  # a lone final `.` is the verb
+    assert parse_printf("%[2]d%*d") == [Verb("%[2]d", "d", indexed=True),
+                                        Verb("%*d", "d", star=True)]
+    assert parse_printf("%12345678d!") == [Verb("%12345678d!", "")]  # Go's tooLarge
+
+
+#: Each template prints every directive on the int range index, a string, booleans, floats
+#: and constants; 0, 1, 2… with two-message conversations cover zero, sign and base prefixes.
+PRINTF_TEMPLATES = [
+    '{{ range $i, $m := .Messages }}{{ printf "[%5d|%-5d|%05d|%+d|% d|%x|%#x|%X|%#o|%O|%b|'
+    '%#b|%.3d|%8.3d|%.0d|%5.0d|%v|%+v|%#v|%05v|%T|%5T]" $i $i $i $i $i $i $i $i $i $i $i $i'
+    " $i $i $i $i $i $i $i $i $i $i }}{{ end }}",
+    '{{ range $i, $m := .Messages }}{{ printf "%-+05d|%0-5d|%+05d|% 05d|%#5x|%#-8X|%08.3x|'
+    '%-8.3o" $i $i $i $i $i $i $i $i }}{{ end }}{{ printf "%d %x %+d %5.3X %o %#O" -42 -255 -1'
+    " -7 -8 9 }}",
+    # booleans pad with zeros too; bad verbs print %!verb(type=value) with the flags
+    '{{ range $i, $m := .Messages }}{{ printf "{%t|%5t|%-6t.|%05t|%v|%d|%+s|%5s|%#t}" (eq $i'
+    ' 1) (eq $i 1) (eq $i 0) true $m.Role $m.Role $i $i $i }}{{ end }}',
+    # missing and extra operands, no verb, nil, floats by a verb they do not take
+    '{{ range .Messages }}{{ printf "<%d %s %q>" .Role }}{{ printf "%d" 3 7 "x" true nil'
+    ' 2.5 }}{{ printf "%d %" 1 }}{{ printf "%5v|%-6v|%s|%!" nil nil nil }}'
+    '{{ printf "%d %s %t|%T" 1.5 2.5 .Content 0.5 }}{{ end }}',
+]
+
+
+@pytest.mark.parametrize("source", PRINTF_TEMPLATES)
+def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
+    engines = raw_engine_names()
+    result = verify_template(source, translate(source), cases=12, engines=engines)
+    assert sorted(result.engines) == sorted(engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ('{{ printf "%5s" .Prompt }}', "'%5s' of a string"),  # Go pads by runes
+    ('{{ printf "%[1]d" 1 }}', "explicit argument index"),
+    ('{{ printf "%c" 65 }}', "'%c' of a int"),
+])
+def test_what_is_not_translated_says_which_directive(source: str, message: str) -> None:
+    with pytest.raises(TranslationError, match=message):
+        translate(source)
