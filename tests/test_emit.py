@@ -28,12 +28,12 @@ from gotmpl2jinja import reference as _reference  # noqa: E402
 from gotmpl2jinja.conversation import jinja_context  # noqa: E402
 from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
 from gotmpl2jinja.engines import ENGINES as ENGINE_REGISTRY  # noqa: E402
-from gotmpl2jinja.engines import get_engines, is_raised  # noqa: E402
-from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError  # noqa: E402
+from gotmpl2jinja.engines import get_engines, is_raised, raw_engine_names  # noqa: E402
+from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError, TranslationError  # noqa: E402
 from gotmpl2jinja.modelfile import parse_modelfile  # noqa: E402
 from gotmpl2jinja.parser import parse  # noqa: E402
-from gotmpl2jinja.runtime import MACROS_OUTRO  # noqa: E402
-from gotmpl2jinja.verify import verify_template  # noqa: E402
+from gotmpl2jinja.runtime import MACROS_OUTRO, NOT_UTF8  # noqa: E402
+from gotmpl2jinja.verify import not_utf8, verify_template  # noqa: E402
 
 CORPUS = ROOT / "fixtures" / "corpus"
 BUILTINS = CORPUS / "ollama" / "template"
@@ -53,17 +53,10 @@ class reference:  # noqa: N801 - stands in for the module in the comparisons bel
     def render(source: str, conv: dict[str, Any], **options: Any) -> str:
         return _reference.render(source, conv, lenient=True, **options)
 
-#: Templates that cannot be translated faithfully yet, with the reason (kept tiny).
-#: Each cuts a string at a byte offset past what is known to be ASCII, so Go can print bytes that
-#: are not UTF-8 (a role "documenté" gives "\xa9") or count bytes Jinja cannot.
-UNTRANSLATABLE = {
-    "037__library_granite3.3_2b": "`slice .Role 9` after the 8-byte prefix \"document\" cuts "
-                                  "inside a character when the 9th byte starts a multi-byte one",
-    "038__library_granite4_350m": "`lt (len .Content) 31` against a 15-byte prefix counts bytes; "
-                                  "and `slice .Role 9` as in granite3.3",
-    "039__library_granite4_latest": "`lt (len .Content) 31` against a 15-byte prefix counts "
-                                    "bytes; and `slice .Role 9` as in granite3.3",
-}
+#: Templates that cannot be translated faithfully yet, with the reason (kept tiny): none today.
+#: (granite3.3 and granite4 cut strings at byte offsets; go_len/go_slice made them exact, and
+#: where Go prints a cut character the translation raises, as the contract says.)
+UNTRANSLATABLE: dict[str, str] = {}
 
 GOLDEN_SOURCES = {
     "002_qwen-style": SEED,
@@ -533,7 +526,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ("{{ range .Messages }}{{ len .Content }}{{ end }}", "counts UTF-8 bytes"),
+    ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
     ("{{ range .Messages }}{{ print . }}{{ end }}", "printing a value of Go type"),
     ("{{ range .Messages }}{{ .Images }}{{ end }}", "Images of \\*templateMessage"),
 ])
@@ -600,20 +593,27 @@ def test_granite_prefix_idioms_become_startswith() -> None:
     assert "ns.documentCounter + 1 if ns.documentCounter <= 1000000 else 13" in jinja
 
 
-@pytest.mark.parametrize(("name", "where"), [
-    ("037__library_granite3.3_2b", ":57:32: slice of a string cuts UTF-8 bytes"),
-    ("038__library_granite4_350m", ":70:20: len of a string counts UTF-8 bytes"),
-    ("039__library_granite4_latest", ":69:20: len of a string counts UTF-8 bytes"),
-])
-def test_granite_refusals_point_at_the_inexact_cut(name: str, where: str) -> None:
-    path = HF_ENTRIES / name / "template.gotmpl"
-    with pytest.raises(TranslationError) as info:
-        translate(source_of(path), name=name)
-    assert where in str(info.value)
+@pytest.mark.parametrize("name", ["037__library_granite3.3_2b", "038__library_granite4_350m",
+                                  "039__library_granite4_latest"])
+def test_granite_raises_where_go_prints_a_cut_character(name: str) -> None:
+    """`slice .Role 9` of a "documenté…" role starts mid-character: Go prints bytes that are not
+    UTF-8, no Jinja string can, so the translation raises NOT_UTF8 there (on every engine),
+    and renders Go's bytes for the role one byte further on."""
+    source = source_of(HF_ENTRIES / name / "template.gotmpl")
+    jinja = jinja_of(HF_ENTRIES / name / "template.gotmpl")
+    cut = {"messages": [_m("documentéx", "D"), _m("user", "q")]}
+    assert not_utf8(reference.render(source, cut))
+    for engine in get_engines(raw_engine_names()):
+        with pytest.raises(RenderError, match="not UTF-8") as info:
+            engine.render(jinja, cut)
+        assert NOT_UTF8 in str(info.value), engine.name
+    whole = {"messages": [_m("document éx", "D"), _m("user", "q")]}
+    assert "éx" in reference.render(source, whole)
+    _assert_same_as_go(source, jinja, whole)
 
 
 def test_a_cut_past_the_prefix_really_is_not_utf8_in_go() -> None:
-    """Why granite3.3 stays refused: `slice .Role 9` of "documenté…" starts mid-character."""
+    """Why granite3.3 raises there: `slice .Role 9` of "documenté…" starts mid-character."""
     out = reference.render('{{ range .Messages }}{{ slice .Role 9 }}{{ end }}',
                            {"messages": [_m("documentéx")]})
     assert out.encode("utf-8", "surrogateescape") == "é".encode()[1:] + b"x"
@@ -659,31 +659,57 @@ def test_byte_exact_string_rules_match_go(source: str, messages: list[dict[str, 
     _assert_same_as_go(source, translate(source), {"messages": messages})
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    ("{{ range .Messages }}{{ slice .Role 1 }}{{ end }}",
-     "slice of a string cuts UTF-8 bytes.*no known ASCII prefix"),
-    ("{{ range .Messages }}{{ if ge (len .Role) 2 }}x{{ end }}{{ end }}",
-     "counts UTF-8 bytes.*exact only up to 1"),
-    ('{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
-     "{{ slice .Role 5 }}{{ end }}{{ end }}", "known ASCII prefix 'tool'"),
+#: Cuts and counts the translator cannot place at translation time: the runtime's go_len and
+#: go_slice make them exact (a cut inside a character raises, as the contract says).
+RUNTIME_STRING_RULES = [
+    "{{ range .Messages }}{{ slice .Role 1 }}{{ end }}",
+    "{{ range .Messages }}{{ if ge (len .Role) 2 }}x{{ end }}{{ end }}",
+    '{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
+    "{{ slice .Role 5 }}{{ end }}{{ end }}",
     # the fact ends with its branch
-    ('{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
-     "{{ end }}{{ slice .Role 4 }}{{ end }}", "no known ASCII prefix"),
+    '{{ range .Messages }}{{ if and (ge (len .Role) 4) (eq (slice .Role 0 4) "tool") }}'
+    "{{ end }}{{ slice .Role 4 }}{{ end }}",
     # and with an assignment to the variable it is about
-    ('{{ range .Messages }}{{ $r := .Role }}{{ if and (ge (len $r) 4) '
-     '(eq (slice $r 0 4) "tool") }}{{ $r = .Content }}{{ slice $r 4 }}{{ end }}{{ end }}',
-     "no known ASCII prefix"),
+    '{{ range .Messages }}{{ $r := .Role }}{{ if and (ge (len $r) 4) '
+    '(eq (slice $r 0 4) "tool") }}{{ $r = .Content }}{{ slice $r 4 }}{{ end }}{{ end }}',
     # not a prefix test: a non-ASCII literal, a length that is not the literal's
-    ('{{ range .Messages }}{{ if and (ge (len .Role) 2) (eq (slice .Role 0 2) "é") }}x{{ end }}'
-     "{{ end }}", "counts UTF-8 bytes"),
-    ('{{ range .Messages }}{{ if and (ge (len .Role) 5) (eq (slice .Role 0 4) "tool") }}x'
-     "{{ end }}{{ end }}", "counts UTF-8 bytes"),
+    '{{ range .Messages }}{{ if and (ge (len .Role) 2) (eq (slice .Role 0 2) "é") }}x{{ end }}'
+    "{{ end }}",
+    '{{ range .Messages }}{{ if and (ge (len .Role) 5) (eq (slice .Role 0 4) "tool") }}x'
+    "{{ end }}{{ end }}",
+    "{{ range $i, $m := .Messages }}{{ if gt (len .Content) $i }}x{{ end }}{{ end }}",
+    "{{ range $i, $m := .Messages }}{{ slice .Content $i }}|{{ slice .Role 0 $i }}|"
+    "{{ if eq (slice .Content 1 2) .Role }}eq{{ end }}{{ end }}",
+]
+
+
+@pytest.mark.parametrize("source", RUNTIME_STRING_RULES)
+def test_cuts_and_counts_past_what_is_known_are_exact(source: str) -> None:
+    engines = raw_engine_names()
+    jinja = translate(source)
+    for messages in _STRING_CONVERSATIONS:
+        result = verify_template(source, jinja, cases=8, engines=engines)
+        assert result.ok, "\n".join(str(d) for d in result.divergences)
+        try:
+            go: str | None = reference.render(source, {"messages": messages})
+        except RenderError:
+            go = None  # Go fails (a slice out of range): every engine raises there
+        for engine in get_engines(engines):
+            if go is None or not_utf8(go):
+                with pytest.raises(RenderError) as info:
+                    engine.render(jinja, {"messages": messages})
+                assert is_raised(info.value), engine.name
+                assert go is None or NOT_UTF8 in str(info.value), engine.name
+            else:
+                assert engine.render(jinja, {"messages": messages}) == go, engine.name
+
+
+@pytest.mark.parametrize(("source", "message"), [
     ('{{ $n := -1 }}{{ range .Messages }}{{ len (printf "a%*s" $n "") }}{{ end }}',
      "provably a non-negative int"),
     ('{{ range $i, $m := .Messages }}{{ printf "a%*s" $i "" }}{{ end }}',
      "pads to a width known only at run time"),
-    ("{{ range $i, $m := .Messages }}{{ if gt (len .Content) $i }}x{{ end }}{{ end }}",
-     "anything but an integer constant"),
+    # a constant cut inside a character: Go prints bytes that are not UTF-8 every time
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "cuts a UTF-8 character"),
 ])
 def test_inexact_string_operations_are_refused(source: str, message: str) -> None:

@@ -75,6 +75,29 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         everywhere("True", hfjinja="true", llamacpp="False", minja="False")),
     "float concatenated": (
         "{{ 0.1 ~ '' }}", {}, everywhere("0.1", minja="0.100000")),
+    # --- how Go's byte and rune counts are computed (runtime.go_len, go_runes) -------------
+    "what |length counts (the STRING_UNIT probe)": (
+        "{{ '\U0001F600'|length }}", {}, everywhere("1", hfjinja="2", llamacpp="4", minja="4")),
+    "slices count what |length counts, but hf.js's count code points": (
+        "{{ s[1:2] }}", {"s": "\U0001F600é"}, everywhere("é", hfjinja="é", llamacpp="\ufffd",
+                                                        minja="\ufffd")),
+    "urlencode writes a byte as one character or %XX": (
+        "{{ s|urlencode }}", {"s": "a é%/+"},
+        everywhere("a%20%C3%A9%25/%2B", hfjinja=ERROR, llamacpp=ERROR, minja=ERROR)),
+    "case-sensitive sort of strings is by code unit": (
+        "{{ (['b', 'A', '\u0130', 'a', '\u0080']|sort(case_sensitive=true))|join(',') }}", {},
+        everywhere("A,a,b,\u0080,\u0130", minja=ERROR)),
+    "plain sort of strings folds case": (  # İ lower-cases to i + U+0307, before U+0080
+        "{{ (['\u0130', '\u0080']|sort)[0] }}", {}, everywhere("\u0130", llamacpp="\u0080",
+                                                           minja=ERROR)),
+    "split on a continuation byte where |length counts bytes": (
+        "{{ s.split(('\u00a9')[1:2])|length }}", {"s": "é©"},
+        everywhere(ERROR, minijinja="4", minijinja_trim="4", llamacpp="3", minja="3")),
+    # --- why variables are never named like a built-in method ------------------------------
+    "a namespace attribute named like a built-in": (
+        "{%- set ns = namespace(length='v', items='v', keys='v', get='v', string='v') -%}"
+        "{{ ns.length ~ ns.items ~ ns.keys ~ ns.get ~ ns.string }}", {},
+        everywhere("vvvvv", llamacpp=ERROR)),
     # --- why a character is taken by a slice, not a subscript --------------------------------
     "string subscript": ("{{ 'abc'[1] }}", {}, everywhere("b", minja="")),
     "string slice of one character": ("{{ 'abc'[1:2] }}", {}, everywhere("b")),

@@ -176,6 +176,9 @@ JINJA_RESERVED = {
     "set", "macro", "call", "caller", "varargs", "kwargs", "self", "super", "enable_thinking",
     "reasoning_effort", "add_generation_prompt", "prompt", "suffix", "ns", "dict", "lipsum",
     "cycler", "joiner", "with", "without", "ignore", "missing", "block", "endblock", "dot",
+    # llama.cpp reads these attributes of a namespace as its built-in methods, never as the
+    # value set there (`ns.length` is a function): a variable living in a namespace avoids them
+    "length", "items", "keys", "values", "get", "join", "tojson", "string",
 }
 
 

@@ -157,6 +157,7 @@ class Expr:
     bytes_of: Expr | None = None  # `len` of this runtime string: a UTF-8 byte count (see
     #   Emitter.compare_byte_length; its code is a refusal if used any other way)
     known_bytes: Expr | None = None  # a STRING whose UTF-8 byte length this INT gives exactly
+    cut: tuple[str, str, str] | None = None  # a go_slice: its string, start and end codes
     choice: Choice | None = None  # a CHOICE: which operand of an and/or Go's value is
 
     def wrap(self, prec: int) -> str:
@@ -1428,17 +1429,17 @@ class Emitter:
         assert x is not None
         prefix = self.known_prefix(x)
         n = len(prefix)
-        if b.bytes_of is not None or not b.is_const or not isinstance(b.const, int):
-            raise self.error("len of a string counts UTF-8 bytes in Go; compared with "
-                             "anything but an integer constant it has no exact Jinja", node)
+        counted = Expr(f"{a.wrap(COMPARE)} {op} {b.wrap(COMPARE)}", GoType.BOOL, COMPARE,
+                       stable=a.stable and b.stable, loop=a.loop or b.loop)
+        if b.bytes_of is not None or not b.is_const or not isinstance(b.const, int) \
+                or isinstance(b.const, bool):
+            return counted  # the byte count itself (go_len), against whatever b is
         m = b.const
-        known = _describe_prefix(prefix)
         if op in ("==", "!="):
             if m < n:
                 return const_expr(op == "!=")
             if m > n:
-                raise self.error(f"len of a string counts UTF-8 bytes in Go; comparing it "
-                                 f"with {m} is exact only up to {known}", node)
+                return counted
             equal = Expr(f"{x.wrap(ARITH)} == {quote(prefix)}", GoType.BOOL, COMPARE,
                          stable=x.stable, loop=x.loop,
                          negated=f"{x.wrap(ARITH)} != {quote(prefix)}")
@@ -1451,18 +1452,18 @@ class Emitter:
             result = Expr(f"{x.wrap(ATOM)}|length > {n}", GoType.BOOL, COMPARE,
                           stable=x.stable, loop=x.loop, negated=f"{x.wrap(ATOM)}|length <= {n}")
         else:
-            raise self.error(f"len of a string counts UTF-8 bytes in Go; testing it for "
-                             f">= {at_least} is exact only up to {n + 1}, with {known}", node)
+            return counted
         return self.negate(result) if negated else result
 
     def slice_string(self, s: Expr, bounds: list[Expr], node: nodes.Node) -> Expr:
         """`slice` of a string: byte offsets, exact inside a known ASCII prefix."""
         if not bounds:
             return s
-        if len(bounds) > 2 or not all(b.is_const and isinstance(b.const, int)
-                                      and not isinstance(b.const, bool) for b in bounds):
-            raise self.error("slice of a string cuts UTF-8 bytes in Go; exact in Jinja only at "
-                             "constant offsets inside a known ASCII prefix", node)
+        if len(bounds) > 2 or any(b.type != GoType.INT for b in bounds):
+            raise self.error("slice of a string by anything but one or two ints: not "
+                             "supported", node)
+        if not all(b.is_const for b in bounds):
+            return self.cut_string(s, bounds)
         offsets = [int(b.const) for b in bounds]  # type: ignore[call-overload]
         if s.is_const:
             data = str(s.const).encode("utf-8")
@@ -1482,10 +1483,33 @@ class Emitter:
                 return s
             return Expr(f"{s.wrap(ATOM)}[{offsets[0]}:]", GoType.STRING, ATOM, stable=s.stable,
                         loop=s.loop)
-        known = _describe_prefix(prefix)
-        raise self.error("slice of a string cuts UTF-8 bytes in Go; exact in Jinja only at "
-                         f"offsets inside a known ASCII prefix ({known}): beyond it the cut "
-                         "may fall inside a character", node)
+        return self.cut_string(s, bounds)
+
+    def cut_string(self, s: Expr, bounds: list[Expr]) -> Expr:
+        """`slice` of a string at byte offsets the translator cannot place: the go_slice
+        macro finds them at run time (and fails where Go would print a cut character)."""
+        self.macros.add("go_slice")
+        end = bounds[1].code if len(bounds) == 2 else "none"
+        return Expr(f"go_slice({s.code}, {bounds[0].code}, {end})", GoType.STRING,
+                    stable=s.stable and all(b.stable for b in bounds),
+                    loop=s.loop or next((b.loop for b in bounds if b.loop), None),
+                    cut=(s.code, bounds[0].code, end))
+
+    def compare_cut(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
+        """`eq`/`ne` of a go_slice: a cut inside a character equals no string (its bytes are
+        not UTF-8), so the comparison needs no failure there, only Go's out of range."""
+        if a.cut is None:
+            a, b = b, a
+        if b.cut is not None or b.type != GoType.STRING:
+            raise self.error("comparing a slice of a string with another slice: not "
+                             "supported", node)
+        assert a.cut is not None
+        self.macros.add("go_slice_equals")
+        s, i, j = a.cut
+        call = f"go_slice_equals({s}, {i}, {j}, {b.code})"
+        return Expr(f"{call} {'==' if op == '==' else '!='} 'T'", GoType.BOOL, COMPARE,
+                    stable=a.stable and b.stable, loop=a.loop or b.loop,
+                    negated=f"{call} {'!=' if op == '==' else '=='} 'T'")
 
     def length(self, coll: Expr) -> Expr:
         if coll.slice_of is not None:
@@ -1527,6 +1551,8 @@ class Emitter:
             return self.raising("incompatible types for comparison")
         if a.bytes_of is not None or b.bytes_of is not None:
             return self.compare_byte_length(op, a, b, node)
+        if (a.cut is not None or b.cut is not None) and op in ("==", "!="):
+            return self.compare_cut(op, a, b, node)
         if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
         if ordered and a.type in (GoType.STRING, GoType.BOOL):
@@ -1611,10 +1637,10 @@ class Emitter:
                 return const_expr(len(str(a.const).encode("utf-8")))
             if a.known_bytes is not None:
                 return a.known_bytes
-            error = self.error("len of a string counts UTF-8 bytes in Go; not portable Jinja "
-                               "(only comparing it with 0, or near a known ASCII prefix, is)",
-                               node)
-            return Expr(self.refused(error), GoType.INT, stable=a.stable, loop=a.loop,
+            # Go counts UTF-8 bytes; the engines count code points, UTF-16 units or bytes, so
+            # the runtime counts them itself (comparisons near a known prefix stay cheaper)
+            self.macros.add("go_len")
+            return Expr(f"go_len({a.code})|int", GoType.INT, ATOM, stable=a.stable, loop=a.loop,
                         non_negative=True, bytes_of=a)
         if a.type in SLICE_ELEMENTS or a.type in MAP_VALUES:
             return self.length(a)
@@ -1837,14 +1863,23 @@ class Emitter:
                     f"{_or_minus_one(verb.precision)})")
             return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
         if type_name == "string" and verb.verb in "vs" and not sharp_v \
-                and verb.width is None and verb.precision is None:
-            return arg
+                and verb.precision is None:
+            if verb.width is None:
+                return arg
+            if arg.is_const:  # (a constant's runes are its characters)
+                return self.padded(arg, verb, zero=True)
+            self.macros.add("go_pad_string")
+            return Expr(f"go_pad_string({arg.code}, {verb.width}, "
+                        f"{'true' if verb.has('-') else 'false'}, "
+                        f"{'true' if verb.has('0') else 'false'})", GoType.STRING,
+                        stable=arg.stable, loop=arg.loop)
         if type_name == "float64" and verb.verb == "v" and verb.plain:
             return self.text(arg, node, sprint=True)
         raise unsupported
 
     def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
-        """`text` (ASCII) padded to the directive's width as fmt.pad does; `zero`: the `0`
+        """`text` (ASCII, or a constant) padded to the directive's width as fmt.pad does
+        (by runes); `zero`: the `0`
         flag pads with zeros (strings and booleans; numbers pad their digits themselves)."""
         if verb.width is None:
             return text

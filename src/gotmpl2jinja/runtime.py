@@ -160,6 +160,18 @@ NATIVE_SHORTEST = "((0.30000000000000004 ~ '')|length) > 12"
 _POW10 = "[" + ", ".join("1" + "0" * k + ".0" for k in range(23)) + "]"
 _SAFE = "9007199254740992"  # 2**53
 
+#: The probe of "what does |length count": 1 code points (jinja2, minijinja), 2 UTF-16 units
+#: (@huggingface/jinja, whose slices still count code points), 4 UTF-8 bytes (llama.cpp, minja).
+STRING_UNIT = "'\U0001F600'|length"
+#: U+0080..U+00BF as a literal: on an engine that counts bytes, its odd bytes are the 64 UTF-8
+#: continuation bytes (0x80..0xBF), which no literal can write alone.
+_CONTINUATIONS = literal("".join(chr(c) for c in range(0x80, 0xC0)))
+
+#: The message a translation raises with where Go would print bytes that are not UTF-8 (a
+#: `slice` of a string that cuts a character): no Jinja string can hold them, so the contract
+#: asks for this failure there instead (equivalence-contract.md).
+NOT_UTF8 = "Go prints bytes that are not UTF-8 here (a slice cuts a character)"
+
 _SOURCES: dict[str, str] = {}
 _DOCS: dict[str, str] = {}
 _DEPS: dict[str, tuple[str, ...]] = {}
@@ -223,6 +235,8 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))
     body = body.replace("@PS@", literal("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
     body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
+    body = body.replace("@UNIT@", STRING_UNIT).replace("@U0080@", literal("\u0080"))
+    body = body.replace("@CONT@", _CONTINUATIONS).replace("@NOT_UTF8@", literal(NOT_UTF8))
     body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
     params, body = _own_names(name, params, body)
     _SOURCES[name] = _m(name, params, body)
@@ -897,6 +911,178 @@ _define(
 {{- s ~ ns.pad if minus else ns.pad ~ s -}}
 {%- endif -%}
 """,
+)
+
+_define(
+    "go_len", "s",
+    "Go's len of the string `s`: its UTF-8 bytes, on every engine whatever |length counts "
+    "there (the @UNIT@ probe): bytes as they are; code points through |urlencode (a byte is "
+    "one character or `%XX`); UTF-16 units (hf.js) by each code point's range, sorted "
+    "(case-sensitively: plain sort folds case) against U+0080 and U+0800.",
+    """
+{%- set unit = @UNIT@ -%}
+{%- if unit == 4 -%}{{- s|length -}}
+{%- elif unit == 1 -%}
+{%- set u = s|urlencode -%}
+{{- (u|length) - 2 * ((u.split('%')|length) - 1) -}}
+{%- else -%}
+{%- set ns = namespace(n=0) -%}
+{%- for k in range((((s|length) + 63) / 64)|int) -%}
+{%- set chunk = s[k * 64:k * 64 + 64] -%}
+{%- for j in range(chunk|length) -%}
+{%- set c = chunk[j:j + 1] -%}
+{%- if c|length == 2 -%}{%- set ns.n = ns.n + 4 -%}
+{%- elif c != '' and c != @U0080@
+    and ([c, @U0080@]|sort(case_sensitive=true))[0] == c -%}{%- set ns.n = ns.n + 1 -%}
+{%- elif c != '' and c != 'ࠀ'
+    and ([c, 'ࠀ']|sort(case_sensitive=true))[0] == c -%}{%- set ns.n = ns.n + 2 -%}
+{%- elif c != '' -%}{%- set ns.n = ns.n + 3 -%}
+{%- endif -%}
+{%- endfor -%}
+{%- endfor -%}
+{{- ns.n -}}
+{%- endif -%}
+""",
+)
+
+_define(
+    "_go_char_bytes", "c, unit",
+    "Internal: the UTF-8 bytes of the one code point `c` where |length counts code points "
+    "(unit 1: through |urlencode, `%XX` per byte past ASCII) or UTF-16 units (unit 2: by "
+    "its range, sorted case-sensitively against U+0080 and U+0800).",
+    """
+{%- if unit == 1 -%}
+{%- set u = c|urlencode -%}
+{{- 1 if u|length <= 3 else (((u|length) / 3)|int) -}}
+{%- elif c|length == 2 -%}{{- 4 -}}
+{%- elif c != @U0080@ and ([c, @U0080@]|sort(case_sensitive=true))[0] == c -%}{{- 1 -}}
+{%- elif c != 'ࠀ' and ([c, 'ࠀ']|sort(case_sensitive=true))[0] == c -%}{{- 2 -}}
+{%- else -%}{{- 3 -}}
+{%- endif -%}
+""",
+)
+
+_define(
+    "_go_cut", "s, i, j",
+    "Internal: where Go's `slice s i j` of a string (`j` none: to the end) cuts, in the "
+    "engine's own slice offsets: `start:end`, or `R` (an offset out of range: Go fails) or "
+    "`U` (an offset inside a character). Bytes are offsets themselves where |length counts "
+    "them (an offset is inside a character when the byte there is a continuation byte, one "
+    "of @CONT@'s odd bytes); elsewhere code points are walked to find them.",
+    """
+{%- set unit = @UNIT@ -%}
+{%- set total = go_len(s)|int -%}
+{%- set stop = total if j is none else j -%}
+{%- if i < 0 or stop < i or stop > total -%}{{- 'R' -}}
+{%- elif i == stop -%}{{- '0:0' -}}
+{%- elif unit == 4 -%}
+{%- set lead = @CONT@[0:1] -%}
+{%- set first = s[i:i + 1] -%}
+{%- set after = s[stop:stop + 1] -%}
+{%- if (first != '' and first != lead and first in @CONT@)
+    or (after != '' and after != lead and after in @CONT@) -%}{{- 'U' -}}
+{%- else -%}{{- i ~ ':' ~ stop -}}{%- endif -%}
+{%- else -%}
+{%- set ns = namespace(pos=0, k=0, start=-1, end=-1) -%}
+{%- for q in range((((s|length) + 63) / 64)|int) -%}
+{%- set chunk = s[q * 64:q * 64 + 64] -%}
+{%- for r in range(chunk|length) -%}
+{%- set c = chunk[r:r + 1] -%}
+{%- if c != '' and ns.pos <= stop -%}
+{%- if ns.pos == i -%}{%- set ns.start = ns.k -%}{%- endif -%}
+{%- if ns.pos == stop -%}{%- set ns.end = ns.k -%}{%- endif -%}
+{%- set size = _go_char_bytes(c, unit)|int -%}
+{%- set ns.pos = ns.pos + size -%}
+{%- set ns.k = ns.k + 1 -%}
+{%- endif -%}
+{%- endfor -%}
+{%- endfor -%}
+{%- if ns.pos == i -%}{%- set ns.start = ns.k -%}{%- endif -%}
+{%- if ns.pos == stop -%}{%- set ns.end = ns.k -%}{%- endif -%}
+{{- 'U' if ns.start < 0 or ns.end < 0 else ns.start ~ ':' ~ ns.end -}}
+{%- endif -%}
+""",
+    ("go_len", "_go_char_bytes"),
+)
+
+_define(
+    "go_slice", "s, i, j",
+    "Go's `slice s i j` of a string (`j` none: to the end) on byte offsets, on every engine: "
+    "Go's failure (raise_exception) out of range, and the contract's failure (NOT_UTF8) "
+    "where an offset falls inside a character, since Go prints bytes that are not UTF-8.",
+    """
+{%- set cut = _go_cut(s, i, j) -%}
+{%- if cut == 'R' -%}{{- raise_exception('slice: index out of range') -}}
+{%- elif cut == 'U' -%}{{- raise_exception(@NOT_UTF8@) -}}
+{%- else -%}
+{%- set parts = cut.split(':') -%}
+{{- s[parts[0]|int:parts[1]|int] -}}
+{%- endif -%}
+""",
+    ("_go_cut",),
+)
+
+_define(
+    "go_slice_equals", "s, i, j, other",
+    "`T` when Go's `slice s i j` of a string equals the string `other`, else `F`; Go's "
+    "failure out of range. A cut inside a character is `F`: bytes that are not UTF-8 equal "
+    "no string.",
+    """
+{%- set cut = _go_cut(s, i, j) -%}
+{%- if cut == 'R' -%}{{- raise_exception('slice: index out of range') -}}
+{%- elif cut == 'U' -%}{{- 'F' -}}
+{%- else -%}
+{%- set parts = cut.split(':') -%}
+{{- 'T' if s[parts[0]|int:parts[1]|int] == other else 'F' -}}
+{%- endif -%}
+""",
+    ("_go_cut",),
+)
+
+_define(
+    "go_runes", "s",
+    "The number of runes (code points) of the string `s`, which Go's fmt pads by, on every "
+    "engine: |length where it counts code points; bytes less the 64 kinds of continuation "
+    "byte where it counts bytes; code-point slices where it counts UTF-16 units (hf.js).",
+    """
+{%- set unit = @UNIT@ -%}
+{%- if unit == 1 -%}{{- s|length -}}
+{%- elif unit == 4 -%}
+{%- set ns = namespace(n=s|length) -%}
+{%- if ns.n > 0 -%}
+{%- for k in range(64) -%}
+{%- set ns.n = ns.n - ((s.split(@CONT@[2 * k + 1:2 * k + 2])|length) - 1) -%}
+{%- endfor -%}
+{%- endif -%}
+{{- ns.n -}}
+{%- else -%}
+{%- set ns = namespace(n=0) -%}
+{%- for k in range((((s|length) + 63) / 64)|int) -%}
+{%- set chunk = s[k * 64:k * 64 + 64] -%}
+{%- for j in range(chunk|length) -%}
+{%- if chunk[j:j + 1] != '' -%}{%- set ns.n = ns.n + 1 -%}{%- endif -%}
+{%- endfor -%}
+{%- endfor -%}
+{{- ns.n -}}
+{%- endif -%}
+""",
+)
+
+_define(
+    "go_pad_string", "s, width, minus, zero",
+    "Go fmt's padding of a string (fmt.padString): `s` padded to `width` runes with spaces on "
+    "the left, on the right when `minus`, with zeros when `zero` and not `minus`.",
+    """
+{%- set n = go_runes(s)|int -%}
+{%- if n >= width -%}{{- s -}}
+{%- else -%}
+{%- set fill = '0' if zero and not minus else ' ' -%}
+{%- set ns = namespace(pad='') -%}
+{%- for i in range(width - n) -%}{%- set ns.pad = ns.pad ~ fill -%}{%- endfor -%}
+{{- s ~ ns.pad if minus else ns.pad ~ s -}}
+{%- endif -%}
+""",
+    ("go_runes",),
 )
 
 _define(

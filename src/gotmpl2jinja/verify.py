@@ -45,6 +45,7 @@ from gotmpl2jinja.errors import (
     RenderError,
     TranslationError,
 )
+from gotmpl2jinja.runtime import NOT_UTF8
 
 if TYPE_CHECKING:
     from gotmpl2jinja.inputs import Source
@@ -286,11 +287,19 @@ def out_of_scope(engine: Engine, conv: dict[str, Any], template: str) -> str | N
     return scope(conv, template) if scope is not None else None
 
 
+def not_utf8(text: str) -> bool:
+    """Go's output held bytes that are not UTF-8 (the reference decodes them as surrogates)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
 def agree(go: Outcome, jinja: Outcome) -> bool:
     """Equal bytes, or Go failing exactly where the template raises. For a request Ollama
     refuses, Go's side is its lenient rendering (unchecked when there is none)."""
     if go.refused is not None and go.output is None and go.error is None:
         return True
+    if go.output is not None and not_utf8(go.output):
+        # no Jinja string can hold those bytes: the contract asks for this failure instead
+        return jinja.raised and NOT_UTF8 in (jinja.error or "")
     if go.failed or jinja.failed:
         return go.failed and jinja.raised
     return go.output == jinja.output
