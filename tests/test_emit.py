@@ -343,6 +343,11 @@ def _render_go_and_jinja(source: str, conv: dict[str, Any]) -> tuple[str, dict[s
     "{{ end }}{{ if $y := and $m.Content $m.Role }}{{ $y }}{{ end }}{{ end }}",
     "{{ $n := 0 }}{{ range .Messages }}{{ with $n = len .ToolCalls }}w{{ . }}{{ end }}{{ end }}"
     "{{ $n }}{{ with $s := .System }}{{ else }}no system{{ $s }}{{ end }}",
+    # Go fails ranging over a string, float, bool or struct, and `call` of any data-model value
+    '{{ range .Messages }}{{ .Role }}{{ if eq .Role "assistant" }}{{ range .Content }}x'
+    '{{ else }}y{{ end }}{{ end }}{{ end }}',
+    '{{ range .Messages }}{{ .Role }}{{ if eq .Role "assistant" }}{{ call .Content 1 }}{{ end }}'
+    "{{ end }}",
 ])
 def test_constructs_match_go(source: str) -> None:
     conv = {"messages": [

@@ -763,6 +763,10 @@ class Emitter:
                 self.bind_range_else(decl, coll)
                 self.emit_list(node.else_list)
             return
+        elif coll.type in (GoType.STRING, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
+            # Go: "range can't iterate over …", whatever the value (else branch or not)
+            self.output(self.raising(f"range can't iterate over a {coll.type.value}"))
+            return
         else:
             raise self.error(f"range over {coll.type.value}: not supported", node)
         elem_name = self.loop_var(elem_var, natural)
@@ -1927,6 +1931,12 @@ class Emitter:
                            "which portable Jinja cannot write (only the length of the result "
                            "is translated)", node)
         return Expr(self.refused(error), GoType.STRING, stable=width.stable, loop=width.loop)
+
+    def fn_call(self, args: list[Expr], node: nodes.Node) -> Expr:
+        """No value of Ollama's data model is a function: Go's `call` always fails."""
+        if not args:
+            return self.raising("wrong number of args for call: want at least 1 got 0")
+        return self.raising("error calling call: not a function")
 
     def fn_json(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) != 1:
