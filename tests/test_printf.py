@@ -54,7 +54,7 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ('{{ printf "%5s" .Prompt }}', "'%5s' of a string"),  # Go pads by runes
+    ('{{ printf "%.3s" .Prompt }}', "'%.3s' of a string"),  # Go cuts by runes
     ('{{ printf "%[1]d" 1 }}', "explicit argument index"),
     ('{{ printf "%c" 65 }}', "'%c' of a int"),
 ])
