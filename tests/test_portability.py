@@ -81,9 +81,11 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "slices count what |length counts, but hf.js's count code points": (
         "{{ s[1:2] }}", {"s": "\U0001F600é"}, everywhere("é", hfjinja="é", llamacpp="\ufffd",
                                                         minja="\ufffd")),
-    "urlencode writes a byte as one character or %XX": (
-        "{{ s|urlencode }}", {"s": "a é%/+"},
-        everywhere("a%20%C3%A9%25/%2B", hfjinja=ERROR, llamacpp=ERROR, minja=ERROR)),
+    "code points selected by the ge test": (
+        "{{ s|list|select('ge', '\u0800')|list|join(',') }}", {"s": "aé\u0800\U0001F600"},
+        everywhere("\u0800,\U0001F600", hfjinja=ERROR, llamacpp=ERROR, minja=ERROR)),
+    "string less-than by code point where |length counts code points": (
+        "{{ '\uffff' < '\U00010000' }}", {}, everywhere("True", hfjinja=ERROR, llamacpp=ERROR)),
     "case-sensitive sort of strings is by code unit": (
         "{{ (['b', 'A', '\u0130', 'a', '\u0080']|sort(case_sensitive=true))|join(',') }}", {},
         everywhere("A,a,b,\u0080,\u0130", minja=ERROR)),

@@ -916,15 +916,17 @@ _define(
 _define(
     "go_len", "s",
     "Go's len of the string `s`: its UTF-8 bytes, on every engine whatever |length counts "
-    "there (the @UNIT@ probe): bytes as they are; code points through |urlencode (a byte is "
-    "one character or `%XX`); UTF-16 units (hf.js) by each code point's range, sorted "
+    "there (the @UNIT@ probe): bytes as they are; code points plus one for each at or past "
+    "U+0080, U+0800 and U+10000 (selected by the `ge` test, no |urlencode: minijinja hosts "
+    "build without it); UTF-16 units (hf.js) by each code point's range, sorted "
     "(case-sensitively: plain sort folds case) against U+0080 and U+0800.",
     """
 {%- set unit = @UNIT@ -%}
 {%- if unit == 4 -%}{{- s|length -}}
 {%- elif unit == 1 -%}
-{%- set u = s|urlencode -%}
-{{- (u|length) - 2 * ((u.split('%')|length) - 1) -}}
+{%- set chars = s|list -%}
+{{- (chars|length) + (chars|select('ge', @U0080@)|list|length)
+    + (chars|select('ge', 'ࠀ')|list|length) + (chars|select('ge', '𐀀')|list|length) -}}
 {%- else -%}
 {%- set ns = namespace(n=0) -%}
 {%- for k in range((((s|length) + 63) / 64)|int) -%}
@@ -948,12 +950,12 @@ _define(
 _define(
     "_go_char_bytes", "c, unit",
     "Internal: the UTF-8 bytes of the one code point `c` where |length counts code points "
-    "(unit 1: through |urlencode, `%XX` per byte past ASCII) or UTF-16 units (unit 2: by "
-    "its range, sorted case-sensitively against U+0080 and U+0800).",
+    "(unit 1: compared with U+0080, U+0800 and U+10000, as jinja2 and minijinja compare "
+    "strings) or UTF-16 units (unit 2, hf.js, which cannot compare strings: by its range, "
+    "sorted case-sensitively against U+0080 and U+0800).",
     """
 {%- if unit == 1 -%}
-{%- set u = c|urlencode -%}
-{{- 1 if u|length <= 3 else (((u|length) / 3)|int) -}}
+{{- 1 if c < @U0080@ else (2 if c < 'ࠀ' else (3 if c < '𐀀' else 4)) -}}
 {%- elif c|length == 2 -%}{{- 4 -}}
 {%- elif c != @U0080@ and ([c, @U0080@]|sort(case_sensitive=true))[0] == c -%}{{- 1 -}}
 {%- elif c != 'ࠀ' and ([c, 'ࠀ']|sort(case_sensitive=true))[0] == c -%}{{- 2 -}}
