@@ -42,6 +42,10 @@ PRINTF_TEMPLATES = [
     '{{ range .Messages }}{{ printf "<%d %s %q>" .Role }}{{ printf "%d" 3 7 "x" true nil'
     ' 2.5 }}{{ printf "%d %" 1 }}{{ printf "%5v|%-6v|%s|%!" nil nil nil }}'
     '{{ printf "%d %s %t|%T" 1.5 2.5 .Content 0.5 }}{{ end }}',
+    # strings: widths pad and precisions cut by runes (go_runes, go_truncate), zeros too
+    '{{ range $i, $m := .Messages }}{{ printf "[%5s|%-6s|%05s|%.3s|%.0s|%5.2s|%-6.1v|%.1d|'
+    '%08.2s|%.3s|%.10s|%5d]" .Content .Content .Content .Content .Content .Content .Role .Role'
+    ' .Content "é😀ab" .Role .Content }}{{ end }}',
 ]
 
 
@@ -54,7 +58,7 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ('{{ printf "%.3s" .Prompt }}', "'%.3s' of a string"),  # Go cuts by runes
+    ('{{ printf "%x" .Prompt }}', "'%x' of a string"),  # the bytes' hex digits
     ('{{ printf "%[1]d" 1 }}', "explicit argument index"),
     ('{{ printf "%c" 65 }}', "'%c' of a int"),
 ])

@@ -1866,8 +1866,14 @@ class Emitter:
                     f"{runtime.literal(verb.flags)}, {_or_minus_one(verb.width)}, "
                     f"{_or_minus_one(verb.precision)})")
             return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
-        if type_name == "string" and verb.verb in "vs" and not sharp_v \
-                and verb.precision is None:
+        if type_name == "string" and verb.verb in "vs" and not sharp_v:
+            if verb.precision is not None:  # the first runes, then the padding
+                if arg.is_const:
+                    arg = const_expr(str(arg.const)[:verb.precision])
+                else:
+                    self.macros.add("go_truncate")
+                    arg = Expr(f"go_truncate({arg.code}, {verb.precision})", GoType.STRING,
+                               stable=arg.stable, loop=arg.loop)
             if verb.width is None:
                 return arg
             if arg.is_const:  # (a constant's runes are its characters)

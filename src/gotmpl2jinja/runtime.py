@@ -1071,6 +1071,29 @@ _define(
 )
 
 _define(
+    "go_truncate", "s, n",
+    "Go fmt's precision of a string (fmt.truncateString): its first `n` runes. Slices count "
+    "code points where |length counts code points or UTF-16 units (hf.js); where it counts "
+    "bytes, the cut is before the byte that starts rune n + 1 (a byte that is not one of "
+    "@CONT@'s continuation bytes starts a rune).",
+    """
+{%- if @UNIT@ != 4 -%}{{- s[:n] -}}
+{%- else -%}
+{%- set lead = @CONT@[0:1] -%}
+{%- set ns = namespace(count=0, cut=-1) -%}
+{%- for k in range(s|length) -%}
+{%- set b = s[k:k + 1] -%}
+{%- if ns.cut < 0 and (b == lead or b not in @CONT@) -%}
+{%- if ns.count == n -%}{%- set ns.cut = k -%}{%- endif -%}
+{%- set ns.count = ns.count + 1 -%}
+{%- endif -%}
+{%- endfor -%}
+{{- s if ns.cut < 0 else s[:ns.cut] -}}
+{%- endif -%}
+""",
+)
+
+_define(
     "go_pad_string", "s, width, minus, zero",
     "Go fmt's padding of a string (fmt.padString): `s` padded to `width` runes with spaces on "
     "the left, on the right when `minus`, with zeros when `zero` and not `minus`.",
