@@ -1,4 +1,4 @@
-"""printf: Go's format-string grammar, and Go's fmt output on every raw engine.
+"""printf and html: Go's format-string grammar, and Go's fmt output on every raw engine.
 
 The expected bytes are Go's own (the reference renderer runs text/template); the parse tests
 spell out, by hand, what Go's doPrintf reads in a directive.
@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from gotmpl2jinja import reference
+from gotmpl2jinja.conversation import jinja_context
 from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import raw_engine_names
+from gotmpl2jinja.engines import get_engines, raw_engine_names
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.gofmt import Verb, parse_printf
 from gotmpl2jinja.verify import verify_template
@@ -65,3 +67,22 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 def test_what_is_not_translated_says_which_directive(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message):
         translate(source)
+
+
+#: html: one string as is, anything else through Sprint (a nil as <no value>), then escaped;
+#: a NUL becomes U+FFFD although no literal of the template holds one.
+HTML_TEMPLATE = ('{{ range $i, $m := .Messages }}[{{ html .Content }}|{{ html $i "a" true nil 1.5'
+                 ' .Role }}|{{ html }}|{{ html .Role .Content }}|{{ .Content | html }}|'
+                 '{{ html "<&\'\\"x" }}]{{ end }}')
+
+
+def test_html_escapes_what_go_escapes_on_every_engine() -> None:
+    engines = raw_engine_names()
+    jinja = translate(HTML_TEMPLATE)
+    result = verify_template(HTML_TEMPLATE, jinja, cases=12, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    nul = {"messages": [{"role": "user", "content": "é\x00😀<\\u0000\x00&"}]}
+    go = reference.render(HTML_TEMPLATE, nul)
+    assert "\ufffd😀&lt;\\u0000\ufffd&amp;" in go  # the Go truth, as reviewed
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(nul)) == go, engine.name

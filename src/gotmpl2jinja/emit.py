@@ -1938,6 +1938,30 @@ class Emitter:
                            "is translated)", node)
         return Expr(self.refused(error), GoType.STRING, stable=width.stable, loop=width.loop)
 
+    def fn_html(self, args: list[Expr], node: nodes.Node) -> Expr:
+        """Go's html: one string as it is, anything else through fmt.Sprint (a nil becomes
+        `<no value>` first, as evalArgs's printableValue makes it), then HTML-escaped."""
+        if len(args) == 1 and args[0].type == GoType.STRING:
+            text = args[0]
+        else:
+            parts: list[Expr] = []
+            for a in args:
+                if a.type in NIL_TYPES and a.is_const:
+                    parts.append(const_expr("<no value>"))
+                elif a.type in GO_TYPE_NAMES:
+                    parts.append(a)
+                else:
+                    raise self.error(f"html of a {a.type.value}: not supported", node)
+            text = self.fn_print(parts, node)
+        if text.is_const:
+            escaped = str(text.const)
+            for raw, entity in (("&", "&amp;"), ("'", "&#39;"), ("<", "&lt;"), (">", "&gt;"),
+                                ('"', "&#34;"), ("\x00", "\ufffd")):
+                escaped = escaped.replace(raw, entity)
+            return const_expr(escaped)
+        self.macros.add("go_html")
+        return Expr(f"go_html({text.code})", GoType.STRING, stable=text.stable, loop=text.loop)
+
     def fn_call(self, args: list[Expr], node: nodes.Node) -> Expr:
         """No value of Ollama's data model is a function: Go's `call` always fails."""
         if not args:

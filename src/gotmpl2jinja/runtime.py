@@ -166,6 +166,13 @@ STRING_UNIT = "'\U0001F600'|length"
 #: U+0080..U+00BF as a literal: on an engine that counts bytes, its odd bytes are the 64 UTF-8
 #: continuation bytes (0x80..0xBF), which no literal can write alone.
 _CONTINUATIONS = literal("".join(chr(c) for c in range(0x80, 0xC0)))
+#: Characters whose UTF-8 holds every byte past ASCII that valid UTF-8 has: the continuation
+#: bytes and the lead bytes C2..F4. Where |length counts bytes, a byte is ASCII exactly when
+#: it is not in this literal.
+_NON_ASCII = literal("".join(chr(c) for c in range(0x80, 0xC0))
+                     + "".join(chr(0xC0 + 64 * k) for k in range(29))
+                     + "".join(chr(0x800 if k == 0 else 0x1000 * k) for k in range(16))
+                     + "".join(chr(c) for c in (0x10000, 0x40000, 0x80000, 0xC0000, 0x100000)))
 
 #: The message a translation raises with where Go would print bytes that are not UTF-8 (a
 #: `slice` of a string that cuts a character): no Jinja string can hold them, so the contract
@@ -236,7 +243,8 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     body = body.replace("@PS@", literal("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
     body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
     body = body.replace("@UNIT@", STRING_UNIT).replace("@U0080@", literal("\u0080"))
-    body = body.replace("@CONT@", _CONTINUATIONS).replace("@NOT_UTF8@", literal(NOT_UTF8))
+    body = body.replace("@CONT@", _CONTINUATIONS).replace("@NON_ASCII@", _NON_ASCII)
+    body = body.replace("@NOT_UTF8@", literal(NOT_UTF8))
     body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
     params, body = _own_names(name, params, body)
     _SOURCES[name] = _m(name, params, body)
@@ -909,6 +917,36 @@ _define(
 {%- set ns = namespace(pad='') -%}
 {%- for i in range(width - s|length) -%}{%- set ns.pad = ns.pad ~ fill -%}{%- endfor -%}
 {{- s ~ ns.pad if minus else ns.pad ~ s -}}
+{%- endif -%}
+""",
+)
+
+_define(
+    "go_html", "s",
+    "Go's html of the string `s` (template.HTMLEscapeString): `&` `'` `<` `>` `\"` as `&amp;` "
+    "`&#39;` `&lt;` `&gt;` `&#34;`, and NUL as U+FFFD. No literal can hold a NUL where the "
+    "template may fail (llama.cpp cuts messages there), so a NUL is found by tojson (`\\u0000` "
+    "once backslashes are gone) and replaced character by character (byte by byte where "
+    "|length counts bytes, tojson only of ASCII bytes).",
+    """
+{%- set e = s.replace('&', '&amp;').replace("'", '&#39;').replace('<', '&lt;')
+    .replace('>', '&gt;').replace('"', '&#34;') -%}
+{%- if '\\\\u0000' not in (s.replace('\\\\', '')|tojson) -%}{{- e -}}
+{%- elif @UNIT@ == 4 -%}
+{%- for k in range(e|length) -%}
+{%- set b = e[k:k + 1] -%}
+{%- if b in @NON_ASCII@ -%}{{- b -}}
+{%- else -%}{{- '�' if (b|tojson) == '"\\\\u0000"' else b -}}
+{%- endif -%}
+{%- endfor -%}
+{%- else -%}
+{%- for q in range((((e|length) + 63) / 64)|int) -%}
+{%- set chunk = e[q * 64:q * 64 + 64] -%}
+{%- for r in range(chunk|length) -%}
+{%- set c = chunk[r:r + 1] -%}
+{{- '�' if (c|tojson) == '"\\\\u0000"' else c -}}
+{%- endfor -%}
+{%- endfor -%}
 {%- endif -%}
 """,
 )
