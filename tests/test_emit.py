@@ -348,6 +348,9 @@ def _render_go_and_jinja(source: str, conv: dict[str, Any]) -> tuple[str, dict[s
     '{{ else }}y{{ end }}{{ end }}{{ end }}',
     '{{ range .Messages }}{{ .Role }}{{ if eq .Role "assistant" }}{{ call .Content 1 }}{{ end }}'
     "{{ end }}",
+    # json of the structs themselves: Go field names, nil slices as null
+    "{{ json .Messages }}|{{ range .Messages }}{{ json . }};{{ json .ToolCalls }};"
+    "{{ range .ToolCalls }}{{ json . }}{{ end }}{{ end }}",
 ])
 def test_constructs_match_go(source: str) -> None:
     conv = {"messages": [

@@ -64,6 +64,10 @@ JSON_MACROS = {
     GoType.STRINGS: "json_value",
     GoType.ANYS: "json_value",
     GoType.FLOAT: "json_number",
+    GoType.TOOL_CALL: "json_tool_call",
+    GoType.TOOL_CALLS: "json_tool_calls",
+    GoType.MESSAGE: "json_message",
+    GoType.MESSAGES: "json_messages",
 }
 
 
@@ -1986,6 +1990,9 @@ class Emitter:
         if a.type == GoType.ARGS:
             self.macros.add("json_arguments")
             return Expr(f"json_arguments({a.code})", GoType.STRING)
+        if a.type in (GoType.MESSAGE, GoType.MESSAGES):
+            # every field of the struct is in the JSON: the collated messages must carry them
+            self.message_fields |= {"thinking", "tool_calls", "tool_name", "tool_call_id"}
         macro = JSON_MACROS.get(a.type)
         if macro is None:
             raise self.error(f"json of Go type {a.type.value}: not supported", node)

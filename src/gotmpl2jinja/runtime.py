@@ -1217,6 +1217,36 @@ _define(
 )
 
 _define(
+    "json_message", "m",
+    "Go json of a *templateMessage (no json tags, so Go field names): `{\"Role\":…,"
+    "\"Content\":…,\"Thinking\":…,\"Images\":null,\"ToolCalls\":…,\"ToolName\":…,"
+    "\"ToolCallID\":…}`; takes a collated message with its thinking, tool_calls, tool_name "
+    "and tool_call_id (images are outside the contract, so always null).",
+    """
+{{- '{"Role":' ~ json_string(m.role) ~ ',"Content":' ~ json_string(m.content)
+    ~ ',"Thinking":' ~ json_string(m.thinking) ~ ',"Images":null,"ToolCalls":'
+    ~ json_tool_calls(m.tool_calls) ~ ',"ToolName":' ~ json_string(m.tool_name)
+    ~ ',"ToolCallID":' ~ json_string(m.tool_call_id) ~ '}' -}}
+""",
+    ("json_string", "json_tool_calls"),
+)
+
+_define(
+    "json_messages", "ms",
+    "Go json of the template's Messages: `[` json_message joined by `,` `]`; `null` when "
+    "there are none (Ollama collates them by appending, so no messages is a nil slice).",
+    """
+{%- if ms|length == 0 -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for m in ms -%}{{- (',' if not loop.first else '') ~ json_message(m) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_message",),
+)
+
+_define(
     "print_tool_call_function", "fn",
     "What `{{ .Function }}` of a tool call prints (Go struct syntax): `{INDEX NAME ARGS}` with "
     "ARGS as print_arguments, e.g. `{0 get_weather {\"a\":1}}`.",
