@@ -535,7 +535,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
-    ("{{ range .Messages }}{{ print . }}{{ end }}", "printing a value of Go type"),
+    ("{{ print .Messages }}{{ range .Messages }}{{ end }}", "printing a value of Go type"),
     ("{{ range .Messages }}{{ .Images }}{{ end }}", "Images of \\*templateMessage"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:

@@ -1062,7 +1062,10 @@ class Emitter:
             other = self.text(replace(e, type=struct, alts=()), node)
             return Expr(f"{e.code} if {e.code} is string else {other.wrap(COND)}",
                         GoType.STRING, COND, stable=e.stable)
-        if t == GoType.MESSAGE and not sprint:
+        if t == GoType.MESSAGE and sprint:
+            # fmt.Sprint prints the pointer itself: & and the struct syntax
+            return self.concat([const_expr("&"), self.text(e, node)])
+        if t == GoType.MESSAGE:
             # text/template prints the *templateMessage it points to, in Go struct syntax:
             # {Role Content Thinking Images ToolCalls ToolName ToolCallID}; Images is nil here
             self.message_fields |= {"thinking", "tool_calls", "tool_name", "tool_call_id"}
@@ -1071,7 +1074,7 @@ class Emitter:
             return Expr(f"'{{' ~ {m}.role ~ ' ' ~ {m}.content ~ ' ' ~ {m}.thinking ~ ' [] ' ~ "
                         f"print_tool_calls({m}.tool_calls) ~ ' ' ~ {m}.tool_name ~ ' ' ~ "
                         f"{m}.tool_call_id ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
-        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS) and not sprint:
+        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "print_tool_call" if t == GoType.TOOL_CALL else "print_tool_calls"
             self.macros.add(macro)
             return Expr(f"{macro}({e.code})", GoType.STRING)
@@ -1099,7 +1102,7 @@ class Emitter:
         if t == GoType.PROPERTIES:
             self.macros.add("print_properties")
             return Expr(f"print_properties({e.code})", GoType.STRING)
-        if t in (GoType.ARGS, GoType.ANYS, GoType.STRINGS) and not sprint:
+        if t in (GoType.ARGS, GoType.ANYS, GoType.STRINGS):
             if t == GoType.ARGS:
                 self.macros.add("print_arguments")
                 return Expr(f"print_arguments({e.code})", GoType.STRING)
@@ -1107,12 +1110,16 @@ class Emitter:
                 return Expr(f"'[' ~ {e.wrap(ATOM)}|join(' ') ~ ']'", GoType.STRING, CONCAT)
             self.macros.add("print_value")
             return Expr(f"print_value({e.code})", GoType.STRING)
-        if t in (GoType.TOOL, GoType.TOOL_FUNCTION, GoType.PARAMETERS) and not sprint:
+        if t in (GoType.TOOL, GoType.TOOL_FUNCTION, GoType.PARAMETERS):
             macro = JSON_MACROS[t]
             self.macros.add(macro)
             return Expr(f"{macro}({e.code})", GoType.STRING)
-        if t == GoType.ANY and not sprint:
+        if t == GoType.ANY:
             self.macros.add("print_value")
+            if sprint:  # fmt.Sprint of a nil interface is <nil>, not template's <no value>
+                a = e.wrap(COMPARE)
+                return Expr(f"'<nil>' if {a} is none else print_value({e.code})", GoType.STRING,
+                            COND, stable=e.stable, loop=e.loop)
             return Expr(f"print_value({e.code})", GoType.STRING)
         if t == GoType.FLOAT:
             self.macros.add("print_number")
@@ -1837,6 +1844,8 @@ class Emitter:
                 return self.padded(const_expr("<nil>"), verb, zero=True)
             return const_expr(f"%!{verb.verb}(<nil>)")
         if type_name is None:
+            if verb.verb == "v" and verb.plain:  # fmt's %v is what Sprint prints
+                return self.text(arg, node, sprint=True)
             raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
                              "not supported", node)
         if verb.verb == "T":
@@ -1947,6 +1956,15 @@ class Emitter:
         `<no value>` first, as evalArgs's printableValue makes it), then HTML-escaped."""
         if len(args) == 1 and args[0].type == GoType.STRING:
             text = args[0]
+        elif len(args) == 1 and args[0].type not in GO_TYPE_NAMES \
+                and not (args[0].type in NIL_TYPES and args[0].is_const):
+            a = args[0]
+            if a.type == GoType.ANY:  # a nil interface is <no value>, as printableValue says
+                self.macros.add("print_value")
+                text = Expr(f"'<no value>' if {a.wrap(COMPARE)} is none else "
+                            f"print_value({a.code})", GoType.STRING, COND, stable=a.stable)
+            else:  # printableValue takes the struct a pointer points to: template printing
+                text = self.text(a, node, sprint=a.type != GoType.MESSAGE)
         else:
             parts: list[Expr] = []
             for a in args:
