@@ -47,6 +47,10 @@ EXACT = {
                                             {"role": "user", "content": "b"}]}, None),
     "or-missing-operand": ("{{ or .System .Suffix }}{{ range .Messages }}{{ end }}",
                            {"messages": []}, "<no value>"),
+    # found by the generator (seed 15): Go's eq stops at the first equal operand, so the
+    # int it cannot compare with a string after it is never reached
+    "eq-stops-at-the-first-equal": ("{{- range .Messages -}}{{- end -}}"
+                                    "{{- eq .System .System 0 -}}", {"messages": []}, "true"),
     # refused until strings were counted in bytes at run time (go_len); len of the bool fails
     "or-piped-into-len": ("{{ or .ThinkLevel .Think | len }}{{ range .Messages }}<think>"
                           "{{ .Thinking }}</think>{{ end }}",

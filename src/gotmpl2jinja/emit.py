@@ -1609,10 +1609,25 @@ class Emitter:
     def fn_eq(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) < 2:
             raise self.error("eq needs at least two arguments", node)
-        parts = [self.compare("==", args[0], b, node) for b in args[1:]]
-        for p in parts:
+        parts: list[Expr] = []
+        for b in args[1:]:
+            p = self.compare("==", args[0], b, node)
             if p.type == GoType.RAISE:
-                return p
+                # Go stops at the first equal operand, and fails at the first it cannot
+                # compare only if none before it was equal
+                if not parts:
+                    return p
+                before = self.any_of(parts)
+                if before.is_const:
+                    return const_expr(True) if before.const else p
+                return Expr(f"true if {before.wrap(OR)} else {p.code}", GoType.BOOL, COND,
+                            stable=before.stable)
+            parts.append(p)
+        return self.any_of(parts)
+
+    @staticmethod
+    def any_of(parts: list[Expr]) -> Expr:
+        """Jinja's `or` of boolean Exprs, constants folded."""
         if len(parts) == 1:
             return parts[0]
         if any(p.is_const and p.const for p in parts):
