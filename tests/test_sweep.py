@@ -30,7 +30,7 @@ CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="
 # Go's len counts UTF-8 bytes: the translator refuses it (a TranslationError with line:col).
 # Intentionally invalid (role `robot`), see its SOURCE.md.
 INVALID_MODELFILE = "corpus/ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
-BYTE_LENGTH = "{{ range .Messages }}{{ html .Content }}{{ end }}"  # (refused: html)
+BYTE_LENGTH = "{{ range .Messages }}{{ js .Content }}{{ end }}"  # (refused: js)
 
 MODELFILE = '''FROM {__FILE_LOCATION__}
 TEMPLATE """{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}{__EOS_TOKEN__}A:{{ .Response }}"""
@@ -101,7 +101,7 @@ def test_each_template_gets_an_honest_row(corpus: Path) -> None:
     assert copy.same_as == "mini/a/chatml.gotmpl" and copy.cases == chatml.cases
     refused = rows["mini/a/bytes.gotmpl"]
     assert refused.status == NOT_TRANSLATED
-    assert re.match(r"mini/a/bytes\.gotmpl:1:\d+: function .html.", refused.reason)
+    assert re.match(r"mini/a/bytes\.gotmpl:1:\d+: function .js.", refused.reason)
     assert refused.cases == 0
     assert rows["mini/a/broken.gotmpl"].status == INVALID
     legacy = rows["mini/b/Modelfile#TEMPLATE"]
@@ -225,7 +225,7 @@ SAME_TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}<ass
 UNTRANSLATABLE_MODELFILE = '''# a comment line
 FROM x
 TEMPLATE """{{ range .Messages }}
-{{ html .Content }}{{ end }}"""
+{{ js .Content }}{{ end }}"""
 '''
 
 
@@ -284,5 +284,5 @@ def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> N
                                          engines=["jinja2"])}
     refused = rows["mf/bytes.Modelfile#TEMPLATE"]
     assert refused.status == NOT_TRANSLATED
-    # `len` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
-    assert refused.reason.startswith("mf/bytes.Modelfile:4:4: function 'html'"), refused.reason
+    # `js` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
+    assert refused.reason.startswith("mf/bytes.Modelfile:4:4: function 'js'"), refused.reason
