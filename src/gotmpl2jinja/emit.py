@@ -2186,12 +2186,6 @@ def _is_float_syntax(text: str) -> bool:
     return any(c in body for c in ".eEpP")
 
 
-def _describe_prefix(prefix: str) -> str:
-    if not prefix:
-        return "no known ASCII prefix here"
-    return f"the known ASCII prefix {prefix!r} ({len(prefix)} bytes)"
-
-
 def _is_ident(node: nodes.Node, name: str) -> bool:
     return isinstance(node, nodes.IdentifierNode) and node.ident == name
 
