@@ -126,6 +126,22 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         "{{ 'a00'.rstrip('0') }}", {}, everywhere("a", hfjinja="a00")),
     "length of a non-ASCII string": (
         "{{ 'é'|length }}", {}, everywhere("1", llamacpp="2", minja="2")),
+    # --- why fields are read as m['k'] if 'k' in m, but never for a dict method's name --------
+    "key test and subscript of a host's dict": (
+        "{{ 'a' in d }},{{ 'b' in d }},{{ d['a'] }},{{ d['b'] if 'b' in d else 'none' }}",
+        {"d": {"a": 1}}, everywhere("True,False,1,none", hfjinja="true,false,1,none")),
+    "key test and subscript named like a dict method": (  # the Python binding's getattr
+        "{{ 'items' in d }},{{ d['items'] is none }}", {"d": {"a": 1}},
+        everywhere("False,False", hfjinja="false,false", minijinja="True,False",
+                   minijinja_trim="True,False", minja="False,True")),
+    # --- why collate's first pass marks in a block set, and paths merge in if blocks ----------
+    "block set captures output": (
+        "{%- set x %}{%- for i in [1, 2] %}{{- '\n\n' ~ i }}{%- endfor %}{%- endset %}"
+        "[{{ x[2:] }}]{{ x is string }}", {},
+        everywhere("[1\n\n2]True", hfjinja="[1\n\n2]true")),
+    "set inside an if is seen after it": (
+        "{%- set x = 0 %}{%- if true %}{%- set x = 1 %}{%- set y = 2 %}{%- endif %}{{ x }}{{ y }}",
+        {}, everywhere("12")),
 }
 
 
