@@ -448,8 +448,8 @@ def test_output_reads_like_hand_written_jinja() -> None:
               "{{ if .Tools }}{{ range .Tools }}{{ .Function.Name }};{{ end }}{{ end }}")
     jinja = translate(source)
     template_proper = jinja.split(MACROS_OUTRO)[-1]
-    assert "{%- if message.role != 'system' %}" in template_proper  # no empty then-branch
-    assert "{%- if message.content %}" not in template_proper  # an empty `if` goes
+    assert "{%- if message['role'] != 'system' %}" in template_proper  # no empty then-branch
+    assert "{%- if message['content'] %}" not in template_proper  # an empty `if` goes
     assert "{%- for tool in tools %}" in template_proper  # the `if tools` guard suffices
     want, outputs = _render_go_and_jinja(source, {
         "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "u"}],
@@ -594,10 +594,10 @@ def test_granite_prefix_roles_match_go(conv_name: str, messages: list[dict[str, 
 
 def test_granite_prefix_idioms_become_startswith() -> None:
     jinja = jinja_of(GRANITE_32)
-    assert "message.role.startswith('control')" in jinja
-    assert "and not message_2.role.startswith('control') and" in jinja
-    assert "message.content[7:]" in jinja and "message.role[8:]" in jinja
-    assert "message.role|length > 8" in jinja
+    assert "message['role'].startswith('control')" in jinja
+    assert "and not message_2['role'].startswith('control') and" in jinja
+    assert "message['content'][7:]" in jinja and "message['role'][8:]" in jinja
+    assert "message['role']|length > 8" in jinja
     assert "ns.documentCounter + 1 if ns.documentCounter <= 1000000 else 13" in jinja
 
 

@@ -127,6 +127,27 @@ def test_fim_branch_wraps_chat_lines() -> None:
     assert renders(jinja, {"messages": []}) == {"chat"}
 
 
+def test_fim_branch_writes_what_both_paths_share_once() -> None:
+    shared = ["{%- set x = 'x' %}", "{%- if x %}", "    {{- x }}", "{%- endif %}"]
+    fim = [*shared, "{{- 'fim:' ~ prompt ~ suffix }}", "{{- '.' }}"]
+    chat = [*shared, "{%- set y = 'chat' %}", "{{- y }}", "{{- '.' }}"]
+    lines = fim_branch([f"    {line}" for line in fim], chat)
+    assert "shares this body" in lines[0]
+    assert lines[1:5] == shared  # written once, before the paths part
+    assert lines.count("{{- '.' }}") == 1  # and the common end once too
+    jinja = "\n".join(lines)
+    assert renders(jinja, {"prompt": "a", "suffix": "b"}) == {"xfim:ab."}
+    assert renders(jinja, {"messages": []}) == {"xchat."}
+
+
+def test_seed_translation_writes_its_preamble_once() -> None:
+    source = (Path(__file__).resolve().parent.parent / "fixtures" / "seeds"
+              / "002_qwen-style.gotmpl").read_text(encoding="utf-8")
+    jinja = translate(source, name="seed")
+    assert jinja.count("Reasoning effort is set to low.") == 1
+    assert jinja.count("set ns = namespace(") == 1
+
+
 # --- messages-path templates of the corpus that name .Suffix (translated by emit) -------------
 
 

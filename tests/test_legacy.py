@@ -241,16 +241,18 @@ def test_go_variables_named_like_the_macro_parameters_keep_their_values() -> Non
               "{{ $response }}{{ $turn }}{{ $pending }}:{{ .Prompt }}={{ .Response }};")
     jinja = translated(source)
     assert "{%- set response = 'r' %}" in jinja  # the Go variable keeps its name
-    assert "macro turn_2(prompt, response_2)" in jinja  # the translator's names move
+    assert "macro turn_2(prompt, response_2, final)" in jinja  # the translator's names move
     assert_same_as_go(source, jinja, [{"messages": [U1, A1, U2]}, {"prompt": "p", "suffix": "s"}])
 
 
 def test_output_is_readable_jinja() -> None:
     jinja = translated(CHATML_STYLE, "chatml-style")
-    assert "{%- macro turn(system, prompt, response) %}" in jinja
-    assert "{%- macro final_turn(system, prompt, response) %}" in jinja
-    assert "{{- turn(pending.system, pending.prompt, pending.response) }}" in jinja
-    assert "{{- final_turn(pending.system, pending.prompt, pending.response) }}" in jinja
+    # one macro for both renderings of a turn: the whole template, and the last turn's cut
+    assert "{%- macro turn(system, prompt, response, final) %}" in jinja
+    assert "final_turn" not in jinja
+    turn = "pending_turn['system'], pending_turn['prompt'], pending_turn['response']"
+    assert f"{{{{- turn({turn}, false) }}}}" in jinja
+    assert f"{{{{- turn({turn}, true) }}}}" in jinja
     for line in jinja.splitlines():
         stripped = line.strip()
         if stripped.startswith(("{%", "{{")):

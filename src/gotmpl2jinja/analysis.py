@@ -118,15 +118,16 @@ ROOT_FIELDS: dict[str, tuple[str, GoType]] = {
     "IsThinkSet": ("is_think_set", GoType.BOOL),
 }
 
-#: Struct fields (§5). Messages are the prelude's collated dicts, so their keys always exist.
+#: Struct fields (§5). A message is the request's own dict where collating changes nothing, else
+#: the prelude's collated copy: role and content always exist, the other keys only when given.
 FIELDS: dict[GoType, dict[str, FieldInfo]] = {
     GoType.MESSAGE: {
         "Role": FieldInfo("role", GoType.STRING),
         "Content": FieldInfo("content", GoType.STRING),
-        "Thinking": FieldInfo("thinking", GoType.STRING),
-        "ToolCalls": FieldInfo("tool_calls", GoType.TOOL_CALLS),
-        "ToolName": FieldInfo("tool_name", GoType.STRING),
-        "ToolCallID": FieldInfo("tool_call_id", GoType.STRING),
+        "Thinking": FieldInfo("reasoning_content", GoType.STRING, "''"),
+        "ToolCalls": FieldInfo("tool_calls", GoType.TOOL_CALLS, "[]"),
+        "ToolName": FieldInfo("name", GoType.STRING, "''"),
+        "ToolCallID": FieldInfo("tool_call_id", GoType.STRING, "''"),
     },
     GoType.TOOL_CALL: {
         "ID": FieldInfo("id", GoType.STRING, "''"),

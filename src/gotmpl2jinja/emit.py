@@ -14,6 +14,7 @@ TranslationError naming the construct; a Go execution error becomes `raise_excep
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from gotmpl2jinja import nodes, runtime
 from gotmpl2jinja.analysis import (
+    DICT_METHODS,
     FIELDS,
     MAP_VALUES,
     MIXABLE,
@@ -48,7 +50,27 @@ COND, OR, AND, NOT, COMPARE, ARITH, CONCAT, ATOM = range(8)
 
 #: A message's content as Ollama's template sees it: llama-server passes an empty content as
 #: null (a Hugging Face caller passes the string), and Go's is then "".
-MESSAGE_CONTENT = "(message.content if message.content is string else '')"
+MESSAGE_CONTENT = "(message['content'] if message['content'] is string else '')"
+
+#: The keys of a request's message that Ollama's struct has and that may be left out, each with
+#: the value Go's zero prints like (in the order of api.Message's fields).
+MESSAGE_DEFAULTS = {"reasoning_content": "''", "tool_calls": "[]", "name": "''",
+                    "tool_call_id": "''"}
+OPTIONAL_MESSAGE_KEYS = tuple(MESSAGE_DEFAULTS)
+
+#: Ollama's .System: the content of every system message (roles compared lower-cased), joined
+#: by a blank line; each is written after one, and the first one cut off.
+SYSTEM_JOIN = [
+    "{#- Ollama's .System: every system message, joined. #}",
+    "{%- set system %}",
+    "{%- for message in messages %}",
+    "    {%- if message['role']|lower == 'system' %}",
+    f"        {{{{- '\\n\\n' ~ {MESSAGE_CONTENT} }}}}",
+    "    {%- endif %}",
+    "{%- endfor %}",
+    "{%- endset %}",
+    "{%- set system = system[2:] %}",
+]
 
 #: Runtime macros (gotmpl2jinja.runtime) that print Go values exactly.
 JSON_MACROS = {
@@ -124,21 +146,66 @@ def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
 
     The path depends on the request, not on the template (Ollama takes it whenever prompt and
     suffix are non-empty), so every template needs the branch unless its two renderings cannot
-    differ. `fim_lines` are rendered at depth 1, `chat_lines` at depth 0 (they are indented
-    here); empty `fim_lines` give a single `if` around the chat."""
-    comment = ("{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix renders"
-               " the whole template once" + (". #}" if fim_lines else ", to nothing here. #}"))
+    differ. `fim_lines` are rendered at depth 1, `chat_lines` at depth 0; empty `fim_lines`
+    give a single `if` around the chat. The two renderings mostly share their first
+    statements (variables, a system block): `merge_paths` writes those once."""
     if not fim_lines:
-        return [comment, f"{{%- if {CHAT_CONDITION} %}}",
-                *(INDENT + line for line in chat_lines), "{%- endif %}"]
-    return [
-        comment,
-        f"{{%- if {FIM_CONDITION} %}}",
-        *fim_lines,
-        "{%- else %}",
-        *(INDENT + line for line in chat_lines),
-        "{%- endif %}",
-    ]
+        return ["{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix"
+                " renders the whole template once, to nothing here. #}",
+                f"{{%- if {CHAT_CONDITION} %}}", *(INDENT + line for line in chat_lines),
+                "{%- endif %}"]
+    fim_lines = [line.removeprefix(INDENT) for line in fim_lines]
+    merged = merge_paths(fim_lines, chat_lines, FIM_CONDITION, CHAT_CONDITION)
+    if not share_statements(fim_lines, chat_lines):
+        return ["{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix"
+                " renders the whole template once. #}", *merged]
+    return ["{#- Ollama's fill-in-the-middle path (a request with a prompt and a suffix renders"
+            " the whole template once) shares this body: what one path alone renders stands in"
+            " an if of that path. #}", *merged]
+
+
+def merge_paths(first: list[str], second: list[str], first_if: str, second_if: str) -> list[str]:
+    """Two renderings (lines at depth 0) of which a request takes one, `first` where
+    `first_if` holds and `second` where `second_if` (its negation) does, as one: each
+    statement both have is written once, the others stand in an `if` of their path. Run on
+    either path, the statements are exactly that path's, in its order (no engine scopes a
+    `set` inside an `if`); the conditions must not change while it runs."""
+    a, b = statements(first), statements(second)
+    out: list[str] = []
+    for op, a0, a1, b0, b1 in _alignment(a, b):
+        only_a = [INDENT + line for stmt in a[a0:a1] for line in stmt]
+        only_b = [INDENT + line for stmt in b[b0:b1] for line in stmt]
+        if op == "equal":
+            out += [line for stmt in b[b0:b1] for line in stmt]
+        elif op == "delete":
+            out += [f"{{%- if {first_if} %}}", *only_a, "{%- endif %}"]
+        elif op == "insert":
+            out += [f"{{%- if {second_if} %}}", *only_b, "{%- endif %}"]
+        else:
+            out += [f"{{%- if {first_if} %}}", *only_a, "{%- else %}", *only_b, "{%- endif %}"]
+    return out
+
+
+def share_statements(first: list[str], second: list[str]) -> bool:
+    """Whether `merge_paths` writes any statement of the two once."""
+    return any(op == "equal" for op, *_ in _alignment(statements(first), statements(second)))
+
+
+def _alignment(a: list[tuple[str, ...]],
+               b: list[tuple[str, ...]]) -> list[tuple[str, int, int, int, int]]:
+    return difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+
+
+def statements(lines: list[str]) -> list[tuple[str, ...]]:
+    """Emitted lines at depth 0 cut into top-level statements, each with its nested lines."""
+    out: list[list[str]] = []
+    for line in lines:
+        closing = line.startswith(("{%- end", "{%- else", "{%- elif"))
+        if out and (line.startswith((" ", "\t")) or closing or not line.startswith(("{", "\n"))):
+            out[-1].append(line)
+        else:
+            out.append([line])
+    return [tuple(stmt) for stmt in out]
 
 
 @dataclass(frozen=True)
@@ -153,6 +220,7 @@ class Expr:
     stable: bool = False  # safe to inline where a variable would be read (no later change)
     loop: int | None = None  # id of the loop whose `loop.*` it reads
     maybe_undefined: bool = False  # may be undefined or none (Go: nil map/slice/any)
+    revindex: bool = False  # the length of the rest of the collection a loop walks
     slice_of: tuple[Expr, Expr] | None = None  # (collection, start) for `slice x i`
     owner: str | None = None  # code of the struct a field was read from (for String())
     negated: str | None = None  # a tidier Jinja code for `not` of it (`a != b` for `a == b`)
@@ -205,6 +273,16 @@ def _or_minus_one(value: int | None) -> str:
     return "-1" if value is None else str(value)
 
 
+def item_or(base: str, key: str, default: str) -> str:
+    """`base.get(key, default)` of a mapping, without the method call: jinja2's sandbox checks
+    every attribute it reads (a method call costs some twenty subscripts), and every engine
+    reads `key in base` and `base[key]` alike."""
+    k = quote(key)
+    if key in DICT_METHODS:  # minijinja's Python binding: `'items' in m` finds the method
+        return f"{base}.get({k}, {default})" if default != "none" else f"{base}.get({k})"
+    return f"({base}[{k}] if {k} in {base} else {default})"
+
+
 def quote(text: str) -> str:
     """A Jinja string literal for `text` (escapes only what every engine reads the same)."""
     q = "'" if "'" not in text or '"' in text else '"'
@@ -240,6 +318,13 @@ def go_float(value: float) -> str:
 @dataclass
 class BreakFlag(nodes.Node):
     """Stands where a Go `break` was: sets the loop's "done" flag (see `without_loop_control`)."""
+
+
+def counts_itself(node: nodes.RangeNode) -> bool:
+    """Whether a range over a slice may walk it by index. Not when its body calls a defined
+    template: on minja a macro runs in its caller's scope and may set the element's name,
+    which only a loop variable survives."""
+    return not any(isinstance(n, nodes.TemplateNode) for n in node.list.walk())
 
 
 def has_loop_control(lst: list[nodes.Node]) -> bool:
@@ -299,6 +384,8 @@ class Loop:
     node: nodes.RangeNode
     collection: Expr
     break_flag: str | None = None
+    index: str = "loop.index0"  # the Jinja of the iteration's index (from 0)
+    size: str | None = None  # the Jinja of the collection's length, where the loop counts
 
 
 class Retype(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -795,12 +882,29 @@ class Emitter:
         if len(self.loops) >= MAX_LOOP_NESTING:
             raise self.error(f"more than {MAX_LOOP_NESTING} nested range loops: jinja2 cannot "
                              "compile the Jinja (Python's limit on nested blocks)", node)
-        head = f"{key_name}, {elem_name}" if key_name else elem_name
-        self.line(f"{{%- for {head} in {iterable} %}}")
         saved_dot, saved_facts = self.dot, self.facts
-        loop = Loop(loop_id, node, coll, flag)
+        self.flush()
+        header_from, header_depth, plain = len(self.lines), self.depth, iterable
+        if key_name is None and coll.type in SLICE_ELEMENTS and counts_itself(node):
+            # by index: an index, a last or a length costs a subscript here, where the loop
+            # object's attributes cost some twenty on jinja2's sandbox
+            if not (coll.stable and iterable.isidentifier()):
+                listed = self.fresh_name(f"{elem_name}_list")
+                self.line(f"{{%- set {listed} = {iterable} %}}")
+                iterable = listed
+            at = self.fresh_name(f"{elem_name}_at")
+            self.line(f"{{%- for {at} in range({iterable}|length) %}}")
+            loop = Loop(loop_id, node, coll, flag, index=at, size=f"{iterable}|length")
+            self.depth += 1
+            self.line(f"{{%- set {elem_name} = {iterable}[{at}] %}}")
+            self.flush()
+        else:
+            head = f"{key_name}, {elem_name}" if key_name else elem_name
+            self.line(f"{{%- for {head} in {iterable} %}}")
+            loop = Loop(loop_id, node, coll, flag)
+            self.depth += 1
         self.loops.append(loop)
-        self.depth += 1
+        body_from = len(self.lines)
         elem = Expr(elem_name, elem_type, stable=True)
         self.dot = elem
         if elem_var is not None:
@@ -808,13 +912,13 @@ class Emitter:
         if index_var is not None:
             if key_name is not None:
                 self.values[id(index_var)] = Expr(key_name, GoType.STRING, stable=True)
-            elif index_var.used_in_deeper_loop or index_var.assigned:
+            elif index_var.assigned or (index_var.used_in_deeper_loop and loop.size is None):
                 name = index_var.jinja_name
-                self.line(f"{{%- set {name} = loop.index0 %}}")
+                self.line(f"{{%- set {name} = {loop.index} %}}")
                 self.values[id(index_var)] = Expr(name, GoType.INT, stable=True,
                                                   non_negative=True)
             else:
-                self.values[id(index_var)] = Expr("loop.index0", GoType.INT, stable=True,
+                self.values[id(index_var)] = Expr(loop.index, GoType.INT, stable=True,
                                                   loop=loop_id, non_negative=True)
         self.open_scope(loop_id, node.list)
         if flag is not None:
@@ -829,6 +933,11 @@ class Emitter:
         self.loops.pop()
         self.dot, self.facts = saved_dot, saved_facts
         self.line("{%- endfor %}")
+        if loop.size is not None and not any(re.search(rf"\b{loop.index}\b", line)
+                                             for line in self.lines[body_from:]):
+            # the body never asked for its index: the plain loop reads better
+            self.lines[header_from:body_from] = [
+                INDENT * header_depth + f"{{%- for {elem_name} in {plain} %}}"]
         if has_else:
             self.depth -= 1
             self.line("{%- else %}")
@@ -1011,15 +1120,15 @@ class Emitter:
                 self.message_fields.add(info.key)
             if info.type == GoType.PROPERTY_TYPE:
                 # api.PropertyType is a []string the request gives as a string or a list
-                raw = f"{base.wrap(ATOM)}.get({quote(info.key)})"
+                raw = item_or(base.wrap(ATOM), info.key, "none")
                 return Expr(f"[{raw}] if {raw} is string else ({raw} or [])", info.type, COND,
                             stable=base.stable, loop=base.loop, owner=base.code)
             if info.default is not None:
-                code = f"{base.wrap(ATOM)}.get({quote(info.key)}, {info.default})"
+                code = item_or(base.wrap(ATOM), info.key, info.default)
             elif info.maybe_missing:
-                code = f"{base.wrap(ATOM)}.get({quote(info.key)})"
+                code = item_or(base.wrap(ATOM), info.key, "none")
             else:
-                code = f"{base.wrap(ATOM)}.{info.key}"
+                code = f"{base.wrap(ATOM)}[{quote(info.key)}]"
             return Expr(code, info.type, stable=base.stable, loop=base.loop,
                         maybe_undefined=info.maybe_missing, owner=base.code)
         if name in UNMODELLED_FIELDS.get(t, set()):
@@ -1068,12 +1177,14 @@ class Emitter:
         if t == GoType.MESSAGE:
             # text/template prints the *templateMessage it points to, in Go struct syntax:
             # {Role Content Thinking Images ToolCalls ToolName ToolCallID}; Images is nil here
-            self.message_fields |= {"thinking", "tool_calls", "tool_name", "tool_call_id"}
+            self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
             self.macros.add("print_tool_calls")
             m = e.wrap(ATOM)
-            return Expr(f"'{{' ~ {m}.role ~ ' ' ~ {m}.content ~ ' ' ~ {m}.thinking ~ ' [] ' ~ "
-                        f"print_tool_calls({m}.tool_calls) ~ ' ' ~ {m}.tool_name ~ ' ' ~ "
-                        f"{m}.tool_call_id ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
+            thinking, calls, name, call_id = (item_or(m, key, MESSAGE_DEFAULTS[key])
+                                              for key in OPTIONAL_MESSAGE_KEYS)
+            return Expr(f"'{{' ~ {m}['role'] ~ ' ' ~ {m}['content'] ~ ' ' ~ {thinking} ~ ' [] ' ~ "
+                        f"print_tool_calls({calls}) ~ ' ' ~ {name} ~ ' ' ~ "
+                        f"{call_id} ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "print_tool_call" if t == GoType.TOOL_CALL else "print_tool_calls"
             self.macros.add(macro)
@@ -1530,12 +1641,15 @@ class Emitter:
         if coll.slice_of is not None:
             base, start = coll.slice_of
             if self.is_loop_index_of(base, start):
-                return Expr("loop.revindex", GoType.INT, stable=True, loop=self.loops[-1].ident)
+                loop = self.loops[-1]
+                code = "loop.revindex" if loop.size is None else f"{loop.size} - {loop.index}"
+                return Expr(code, GoType.INT, ARITH, stable=True, loop=loop.ident,
+                            revindex=True)
         return Expr(f"{self.concrete(coll).wrap(ATOM)}|length", GoType.INT, ATOM,
                     stable=coll.stable, loop=coll.loop, non_negative=True)
 
     def is_loop_index_of(self, base: Expr, start: Expr) -> bool:
-        return bool(self.loops) and start.code == "loop.index0" \
+        return bool(self.loops) and start.code == self.loops[-1].index \
             and start.loop == self.loops[-1].ident \
             and base.code == self.loops[-1].collection.code
 
@@ -1577,10 +1691,14 @@ class Emitter:
             if result is None:
                 result = eval(f"{a.const!r} {op} {b.const!r}")  # noqa: S307 - two literals
             return const_expr(bool(result))
-        if a.code == "loop.revindex" and op == "==" and b.const == 1:
-            return Expr("loop.last", GoType.BOOL, stable=True, loop=a.loop)
-        if a.code == "loop.revindex" and op == ">" and b.const == 1:
-            return Expr("not loop.last", GoType.BOOL, NOT, stable=True, loop=a.loop)
+        if a.revindex and op in ("==", ">") and b.const == 1:
+            loop = next(loop for loop in self.loops if loop.ident == a.loop)
+            if loop.size is None:
+                return Expr("loop.last" if op == "==" else "not loop.last", GoType.BOOL,
+                            ATOM if op == "==" else NOT, stable=True, loop=a.loop)
+            return Expr(f"{loop.index} + 1 {'==' if op == '==' else '<'} {loop.size}",
+                        GoType.BOOL, COMPARE, stable=True, loop=a.loop,
+                        negated=f"{loop.index} + 1 {'!=' if op == '==' else '>='} {loop.size}")
         inverse = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}[op]
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
@@ -2025,7 +2143,7 @@ class Emitter:
             return Expr(f"json_arguments({a.code})", GoType.STRING)
         if a.type in (GoType.MESSAGE, GoType.MESSAGES):
             # every field of the struct is in the JSON: the collated messages must carry them
-            self.message_fields |= {"thinking", "tool_calls", "tool_name", "tool_call_id"}
+            self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
         macro = JSON_MACROS.get(a.type)
         if macro is None:
             raise self.error(f"json of Go type {a.type.value}: not supported", node)
@@ -2088,54 +2206,75 @@ class Emitter:
             lines.append(runtime.macro_block(sorted(self.macros)))
         return lines
 
+    def collate(self, system: bool) -> list[str]:
+        """Ollama's collate (roles lower-cased, consecutive messages of one role except tool
+        merged) and .System (every system message, joined).
+
+        Most requests need no change: a first pass only marks the messages collate would
+        change (in a block `set`, so no namespace is read), and where it marks none the
+        request's own list is used. Otherwise one pass copies nothing where nothing changes:
+        the list is cut and joined only around a merge or a message that changes (a role to
+        lower-case, a content that is not a string), never rebuilt message by message (a
+        Jinja list grows only by copying)."""
+        optional = [key for key in OPTIONAL_MESSAGE_KEYS if key in self.message_fields]
+        fields = ["'role': role", f"'content': {MESSAGE_CONTENT}",
+                  *(f"'{key}': {item_or('message', key, MESSAGE_DEFAULTS[key])}"
+                    for key in optional)]
+        merged = ["'role': role",
+                  f"'content': previous['content'] ~ '\\n\\n' ~ {MESSAGE_CONTENT}",
+                  *(f"'{key}': previous['{key}']" for key in optional)]
+        changes = "message['content'] is not string or message['role'] != role"
+        each = ["{%- for collated_at in range(messages|length) %}",
+                "    {%- set message = messages[collated_at] %}",
+                "    {%- set role = message['role']|lower %}"]
+        lines = [
+            "{#- Ollama's collate: roles lower-cased, consecutive messages of one role (except"
+            " tool) merged. The request's list is kept where that changes nothing, else cut"
+            " only around what changes. #}",
+            "{%- set collated_marks %}",
+            *each,
+            f"    {{%- if {changes} or (collated_at > 0 and role != 'tool'"
+            " and messages[collated_at - 1]['role']|lower == role) %}",
+            "        {{- 'x' }}",
+            "    {%- endif %}",
+            "{%- endfor %}",
+            "{%- endset %}",
+            "{%- if collated_marks %}",
+            *(INDENT + line for line in [
+                "{%- set collated = namespace(messages=[], start=0, group=none) %}",
+                *each,
+                "    {%- set merges = collated_at > 0 and role != 'tool'"
+                " and messages[collated_at - 1]['role']|lower == role %}",
+                "    {%- set merged_next = collated_at + 1 < messages|length and role != 'tool'"
+                " and messages[collated_at + 1]['role']|lower == role %}",
+                "    {%- if merges %}",
+                "        {%- set previous = collated.group %}",
+                "        {%- set collated.group = {" + ", ".join(merged) + "} %}",
+                f"    {{%- elif merged_next or {changes} %}}",
+                "        {%- set collated.messages = collated.messages"
+                " + messages[collated.start:collated_at] %}",
+                "        {%- set collated.group = {" + ", ".join(fields) + "} %}",
+                "    {%- endif %}",
+                f"    {{%- if not merged_next and (merges or {changes}) %}}",
+                "        {%- set collated.messages = collated.messages + [collated.group] %}",
+                "        {%- set collated.start = collated_at + 1 %}",
+                "    {%- endif %}",
+                "{%- endfor %}",
+                "{%- set messages = collated.messages + messages[collated.start:] %}",
+            ]),
+            "{%- endif %}",
+        ]
+        if system:
+            lines += SYSTEM_JOIN
+        return lines
+
     def prelude(self) -> list[str]:
         lines: list[str] = []
         used = self.root_used
-        if "Messages" in used or "System" in used:
-            fields = ["'role': message.role|lower", f"'content': {MESSAGE_CONTENT}"]
-            merged = ["'role': previous.role",
-                      f"'content': previous.content ~ '\\n\\n' ~ {MESSAGE_CONTENT}"]
-            extra = {
-                "thinking": "message.get('reasoning_content', '')",
-                "tool_calls": "message.get('tool_calls', [])",
-                "tool_name": "message.get('name', '')",
-                "tool_call_id": "message.get('tool_call_id', '')",
-            }
-            for key, source in extra.items():
-                if key in self.message_fields:
-                    fields.append(f"'{key}': {source}")
-                    merged.append(f"'{key}': previous.{key}")
-            lines += [
-                "{#- Ollama's collate: roles lower-cased, consecutive messages of one role (except"
-                " tool) merged" + ("; .System joins every system message." if "System" in used
-                                   else ".") + " #}",
-                "{%- set collated = namespace(messages=[]"
-                + (", system=[]" if "System" in used else "") + ") %}",
-                "{%- for message in messages %}",
-            ]
-            if "System" in used:
-                lines += [
-                    "    {%- if message.role|lower == 'system' %}",
-                    "        {%- set collated.system = collated.system + ["
-                    + MESSAGE_CONTENT + "] %}",
-                    "    {%- endif %}",
-                ]
-            lines += [
-                "    {%- if collated.messages and collated.messages[-1].role == message.role|lower"
-                " and message.role|lower != 'tool' %}",
-                "        {%- set previous = collated.messages[-1] %}",
-                "        {%- set collated.messages = collated.messages[:-1] + [{"
-                + ", ".join(merged) + "}] %}",
-                "    {%- else %}",
-                "        {%- set collated.messages = collated.messages + [{"
-                + ", ".join(fields) + "}] %}",
-                "    {%- endif %}",
-                "{%- endfor %}",
-            ]
-            if "Messages" in used:
-                lines.append("{%- set messages = collated.messages %}")
-            if "System" in used:
-                lines.append("{%- set system = collated.system|join('\\n\\n') %}")
+        if "Messages" in used:
+            lines += self.collate("System" in used)
+        elif "System" in used:
+            lines += SYSTEM_JOIN
         if used & {"Think", "ThinkLevel", "IsThinkSet"}:
             lines += think_prelude(used, has_thinking(self.template))
         return lines

@@ -43,6 +43,7 @@ from gotmpl2jinja.emit import (
     Retype,
     fim_branch,
     header_name,
+    merge_paths,
     quote,
 )
 from gotmpl2jinja.errors import TranslationError
@@ -113,49 +114,81 @@ def _jinja_names(analysis: Analysis) -> set[str]:
     return {v.jinja_name for v in analysis.variables.values()}
 
 
-def _macro(name: str, emitter: LegacyEmitter, body: list[str]) -> tuple[list[str], list[str]]:
-    """A macro around one turn's body; returns its lines and the Go fields it takes (in order)."""
-    order = [f for f in (*LEGACY_STRING_FIELDS, *THINK_FIELDS) if f in emitter.root_used]
-    params = [emitter.params[f] if f in emitter.params else THINK_NAMES[f] for f in order]
-    lines = [f"{{%- macro {name}({', '.join(params)}) %}}", *body, "{%- endmacro %}"]
+def _macro(name: str, final: str, whole: LegacyEmitter, whole_body: list[str],
+           last: LegacyEmitter, last_body: list[str]) -> tuple[list[str], list[str]]:
+    """One macro for a turn's two renderings, the whole template and the one cut after its
+    first {{ .Response }} (where `final` is true): they share their beginning, written once
+    (`merge_paths`). Returns its lines and the Go fields it takes (in order)."""
+    used = whole.root_used | last.root_used
+    order = [f for f in (*LEGACY_STRING_FIELDS, *THINK_FIELDS) if f in used]
+    params = [whole.params[f] if f in whole.params else THINK_NAMES[f] for f in order]
+    body = merge_paths([line.removeprefix(INDENT) for line in last_body],
+                       [line.removeprefix(INDENT) for line in whole_body], final, f"not {final}")
+    lines = [f"{{%- macro {name}({', '.join([*params, final])}) %}}",
+             *(INDENT + line for line in body), "{%- endmacro %}"]
     return lines, order
 
 
-def _call(name: str, order: list[str], state: str) -> str:
-    args = [f"{state}.{f.lower()}" if f in LEGACY_STRING_FIELDS else THINK_NAMES[f]
+def _call(name: str, order: list[str], turn: str, final: bool) -> str:
+    args = [f"{turn}['{f.lower()}']" if f in LEGACY_STRING_FIELDS else THINK_NAMES[f]
             for f in order]
-    return f"{{{{- {name}({', '.join(args)}) }}}}"
+    return f"{{{{- {name}({', '.join([*args, 'true' if final else 'false'])}) }}}}"
 
 
-def _legacy_loop(state: str, flush: str) -> list[str]:
-    """Ollama's turn loop (§9) over the collated messages; `flush` renders the pending turn."""
-    start = f"{{%- set {state} = namespace(system='', prompt='', response='') %}}"
+def _legacy_loop(state: str, turn: str, flush: str) -> list[str]:
+    """Ollama's collate and turn loop (§9) in one pass over the request's messages; `flush`
+    renders the pending turn `turn`.
 
-    def flushed(then: str) -> list[str]:
-        """Render the pending turn; Ollama then empties system, prompt and response."""
-        return [f"{INDENT * 3}{flush}",
-                *(f"{INDENT * 3}{{%- set {state}.{key} = '' %}}"
-                  for key in ("system", "prompt", "response") if key != then)]
+    Collate merges a message into the one before when their roles are alike (compared
+    lower-cased, tool excepted); here such a message extends the pending system, prompt or
+    response instead. The pending system, prompt and response live in one dict, read from the
+    namespace once per message (a namespace read is the dearest step on jinja2's sandbox). A
+    system message only ever follows an empty prompt and response or ends their turn, so it
+    leaves them empty; a user message ends a turn with a response and starts with none."""
+    content = "content"
+    role = "message['role']|lower"
+    merged = "loop_at > 0 and messages[loop_at - 1]['role']|lower == role"
+
+    def read(depth: int) -> str:
+        return f"{INDENT * depth}{{%- set {turn} = {state}.turn %}}"
+
+    extended = ", ".join(
+        f"'{key}': {turn}['{key}'] ~ ('\\n\\n' ~ {content} if role == '{who}' else '')"
+        for key, who in (("system", "system"), ("prompt", "user"), ("response", "assistant")))
 
     return [
-        "{#- Ollama's legacy path: a system message ends a turn that has a prompt or a"
-        " response, a user message one that has a response; other roles are ignored. #}",
-        start,
-        "{%- for message in messages %}",
-        "    {%- if message.role == 'system' %}",
-        f"        {{%- if {state}.prompt or {state}.response %}}",
-        *flushed("system"),
+        "{#- Ollama's legacy path, with its collate: a message whose role is the one before's"
+        " (lower-cased, tool excepted) extends it; a system message ends a turn that has a"
+        " prompt or a response, a user message one that has a response; other roles are"
+        " ignored. #}",
+        f"{{%- set {state} = namespace(turn={{'system': '', 'prompt': '', 'response': ''}}) %}}",
+        "{%- for loop_at in range(messages|length) %}",
+        "    {%- set message = messages[loop_at] %}",
+        f"    {{%- set role = {role} %}}",
+        f"    {{%- set content = {MESSAGE_CONTENT} %}}",
+        "    {%- if role == 'system' or role == 'user' or role == 'assistant' %}",
+        read(2),
+        f"        {{%- if {merged} %}}",
+        f"            {{%- set {state}.turn = {{{extended}}} %}}",
+        "        {%- elif role == 'system' %}",
+        f"            {{%- if {turn}['prompt'] or {turn}['response'] %}}",
+        f"{INDENT * 4}{flush}",
+        "            {%- endif %}",
+        f"            {{%- set {state}.turn = {{'system': {content}, 'prompt': '',"
+        " 'response': ''} %}",
+        "        {%- elif role == 'user' %}",
+        f"            {{%- if {turn}['response'] %}}",
+        f"{INDENT * 4}{flush}",
+        "            {%- endif %}",
+        f"            {{%- set {state}.turn = {{'system': '' if {turn}['response'] else"
+        f" {turn}['system'], 'prompt': {content}, 'response': ''}} %}}",
+        "        {%- else %}",
+        f"            {{%- set {state}.turn = {{'system': {turn}['system'], 'prompt':"
+        f" {turn}['prompt'], 'response': {content}}} %}}",
         "        {%- endif %}",
-        f"        {{%- set {state}.system = {MESSAGE_CONTENT} %}}",
-        "    {%- elif message.role == 'user' %}",
-        f"        {{%- if {state}.response %}}",
-        *flushed("prompt"),
-        "        {%- endif %}",
-        f"        {{%- set {state}.prompt = {MESSAGE_CONTENT} %}}",
-        "    {%- elif message.role == 'assistant' %}",
-        f"        {{%- set {state}.response = {MESSAGE_CONTENT} %}}",
         "    {%- endif %}",
         "{%- endfor %}",
+        read(0),
     ]
 
 
@@ -192,8 +225,9 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
     except ollama.CutPanicError as exc:
         cut, cut_analysis, panic = None, None, exc
     params = {"System": "system", "Prompt": "prompt", "Response": _fresh("response", taken)}
-    names = {base: _fresh(base, taken) for base in ("turn", "final_turn", "pending")}
-    mine = set(params.values()) | set(names.values()) | {"message"}
+    names = {base: _fresh(base, taken)
+             for base in ("turn", "final", "pending", "pending_turn")}
+    mine = set(params.values()) | set(names.values()) | {"message", "role", "content", "loop_at"}
 
     def attempt() -> str:
         """One emission of every body (again when a variable turns out to be MIXED)."""
@@ -231,18 +265,17 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
                 macros |= emitter.macros
                 think_used |= emitter.root_used & set(THINK_FIELDS)
             failures += last.failures
-            turn_lines, turn_order = _macro(names["turn"], whole, bodies[0])
-            final_lines, final_order = _macro(names["final_turn"], last, bodies[1])
+            turn_lines, order = _macro(names["turn"], names["final"], whole, bodies[0], last,
+                                       bodies[1])
             definitions = [
-                "{#- One turn of Ollama's legacy path: the whole template. #}",
+                "{#- One turn of Ollama's legacy path: the whole template, or for the last turn"
+                " (final) the template cut after its first {{ .Response }}. #}",
                 *turn_lines,
-                "{#- The last turn: the template cut after its first {{ .Response }}. #}",
-                *final_lines,
             ]
             chat = [
-                *_prelude(whole, {"Messages"}),
-                *_legacy_loop(names["pending"], _call(names["turn"], turn_order, names["pending"])),
-                _call(names["final_turn"], final_order, names["pending"]),
+                *_legacy_loop(names["pending"], names["pending_turn"],
+                              _call(names["turn"], order, names["pending_turn"], final=False)),
+                _call(names["turn"], order, names["pending_turn"], final=True),
             ]
 
         header = [

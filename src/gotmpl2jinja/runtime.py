@@ -30,7 +30,8 @@ How the macros stay portable (see docs/jinja-portability.md §3):
   units, so on @huggingface/jinja keys that differ first at a character in U+E000..U+FFFF
   versus one above U+FFFF sort differently from Go. Not fixable portably (string `<` is not
   supported there); documented limit.
-- Tool fields are read by their documented lower-case key (`p.get('description')`): the
+- Tool fields are read by their documented lower-case key (`p.get('description')` in these
+  sources, written out as `(p['description'] if 'description' in p else none)`): the
   contract (docs/equivalence-contract.md, "Keys and values are exactly the documented ones")
   and conversation.validate refuse other spellings and nulls outside free JSON, the only
   inputs where Go's case-insensitive, null-skipping decoder would see something else.
@@ -63,6 +64,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gotmpl2jinja.analysis import DICT_METHODS
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 
 
@@ -238,7 +240,36 @@ def _own_names(name: str, params: str, body: str) -> tuple[str, str]:
     return new_params, _STRING_OR_NAME.sub(rename, body)
 
 
+#: `m.get('key')` / `m.get('key', default)` of a mapping, as the macros' sources spell it.
+_GET = re.compile(r"\b([A-Za-z_]\w*)\.get\(('[^'\\]*')(?:,\s*('[^'\\]*'|\[\]|\{\}|none|0))?\)")
+
+
+def _subscript(match: re.Match[str]) -> str:
+    """`m.get(k, d)` as `(m[k] if k in m else d)`: the same value on every engine, without a
+    method call, which jinja2's sandbox checks at some twenty times a subscript's cost. Not
+    for a key that names a dict method (`items`): minijinja's Python binding finds the method
+    for `'items' in m` and `m['items']`."""
+    base, key, default = match.group(1), match.group(2), match.group(3)
+    if key.strip("'") in DICT_METHODS:
+        return match.group(0)
+    return f"({base}[{key}] if {key} in {base} else {default or 'none'})"
+
+
+#: `json_string(name)` of a variable, as the macros' sources spell it.
+_JSON_STRING_OF_NAME = re.compile(r"\bjson_string\(([A-Za-z_]\w*)\)")
+
+
+def _json_string_inline(match: re.Match[str]) -> str:
+    """`json_string(s)` with its common case in line: a string without one of the six
+    characters Go and the engines escape differently is the engine's tojson (a macro call
+    costs more than the six tests on jinja2)."""
+    s = match.group(1)
+    return (f"({s}|tojson if '<' not in {s} and '>' not in {s} and '&' not in {s} and \"'\" not in"
+            f" {s} and @LS@ not in {s} and @PS@ not in {s} else json_string({s}))")
+
+
 def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = ()) -> None:
+    body = _JSON_STRING_OF_NAME.sub(_json_string_inline, body)
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))
     body = body.replace("@PS@", literal("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
     body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
@@ -246,6 +277,7 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     body = body.replace("@CONT@", _CONTINUATIONS).replace("@NON_ASCII@", _NON_ASCII)
     body = body.replace("@NOT_UTF8@", literal(NOT_UTF8))
     body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
+    body = _GET.sub(_subscript, body)
     params, body = _own_names(name, params, body)
     _SOURCES[name] = _m(name, params, body)
     _DOCS[name] = doc
@@ -286,8 +318,8 @@ _define(
 {%- for st in [{'sep': ['<', '>', '&', "'", @LS@, @PS@][i],
     'esc': ['\\\\u003c', '\\\\u003e', '\\\\u0026', "'", '\\\\u2028', '\\\\u2029'][i],
     'next': i + 1}] -%}
-{%- for piece in s.split(st.sep) -%}
-{{- (st.esc if not loop.first else '') ~ _json_pieces(piece, st.next) -}}
+{%- for piece in s.split(st['sep']) -%}
+{{- (st['esc'] if not loop.first else '') ~ _json_pieces(piece, st['next']) -}}
 {%- endfor -%}
 {%- endfor -%}
 {%- endif -%}
@@ -640,43 +672,43 @@ _define(
     'has_enum': enum is not none and enum|length > 0, 'has_props': props is not none,
     'has_req': req is not none and req|length > 0}] -%}
 {{- '{' -}}
-{%- if st.has_anyof -%}
+{%- if st['has_anyof'] -%}
 {{- '"anyOf":[' -}}
-{%- for a in st.anyof -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{%- for a in st['anyof'] -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
-{%- if st.has_type -%}
-{{- (',' if st.has_anyof else '') ~ '"type":' -}}
-{%- if st.types|length == 1 -%}{{- json_string(st.types[0]) -}}
+{%- if st['has_type'] -%}
+{{- (',' if st['has_anyof'] else '') ~ '"type":' -}}
+{%- if st['types']|length == 1 -%}{{- json_string(st['types'][0]) -}}
 {%- else -%}
 {{- '[' -}}
-{%- for x in st.types -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
+{%- for x in st['types'] -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- endif -%}
-{%- if st.has_items -%}
-{{- (',' if st.has_anyof or st.has_type else '') ~ '"items":' ~ json_value(st.item) -}}
+{%- if st['has_items'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] else '') ~ '"items":' ~ json_value(st['item']) -}}
 {%- endif -%}
-{%- if st.has_desc -%}
-{{- (',' if st.has_anyof or st.has_type or st.has_items else '') ~ '"description":'
-    ~ json_string(st.desc) -}}
+{%- if st['has_desc'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] else '') ~ '"description":'
+    ~ json_string(st['desc']) -}}
 {%- endif -%}
-{%- if st.has_enum -%}
-{{- (',' if st.has_anyof or st.has_type or st.has_items or st.has_desc else '') ~ '"enum":'
-    ~ json_value(st.enum) -}}
+{%- if st['has_enum'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc'] else '')
+    ~ '"enum":' ~ json_value(st['enum']) -}}
 {%- endif -%}
-{%- if st.has_props -%}
-{{- (',' if st.has_anyof or st.has_type or st.has_items or st.has_desc or st.has_enum else '')
-    ~ '"properties":{' -}}
-{%- for k, x in st.props|items -%}
+{%- if st['has_props'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc']
+    or st['has_enum'] else '') ~ '"properties":{' -}}
+{%- for k, x in st['props']|items -%}
 {{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
-{%- if st.has_req -%}
-{{- (',' if st.has_anyof or st.has_type or st.has_items or st.has_desc or st.has_enum
-    or st.has_props else '') ~ '"required":[' -}}
-{%- for r in st.req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{%- if st['has_req'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc'] or st['has_enum']
+    or st['has_props'] else '') ~ '"required":[' -}}
+{%- for r in st['req'] -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {{- '}' -}}
@@ -1220,13 +1252,16 @@ _define(
     "json_message", "m",
     "Go json of a *templateMessage (no json tags, so Go field names): `{\"Role\":…,"
     "\"Content\":…,\"Thinking\":…,\"Images\":null,\"ToolCalls\":…,\"ToolName\":…,"
-    "\"ToolCallID\":…}`; takes a collated message with its thinking, tool_calls, tool_name "
-    "and tool_call_id (images are outside the contract, so always null).",
+    "\"ToolCallID\":…}`; takes a message as the prelude leaves it: role and content always "
+    "there, reasoning_content, tool_calls, name and tool_call_id when given (images are "
+    "outside the contract, so always null).",
     """
-{{- '{"Role":' ~ json_string(m.role) ~ ',"Content":' ~ json_string(m.content)
-    ~ ',"Thinking":' ~ json_string(m.thinking) ~ ',"Images":null,"ToolCalls":'
-    ~ json_tool_calls(m.tool_calls) ~ ',"ToolName":' ~ json_string(m.tool_name)
-    ~ ',"ToolCallID":' ~ json_string(m.tool_call_id) ~ '}' -}}
+{{- '{"Role":' ~ json_string(m['role']) ~ ',"Content":' ~ json_string(m['content'])
+    ~ ',"Thinking":' ~ json_string(m['reasoning_content'] if 'reasoning_content' in m else '')
+    ~ ',"Images":null,"ToolCalls":'
+    ~ json_tool_calls(m['tool_calls'] if 'tool_calls' in m else [])
+    ~ ',"ToolName":' ~ json_string(m['name'] if 'name' in m else '')
+    ~ ',"ToolCallID":' ~ json_string(m['tool_call_id'] if 'tool_call_id' in m else '') ~ '}' -}}
 """,
     ("json_string", "json_tool_calls"),
 )
