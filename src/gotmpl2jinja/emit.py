@@ -2210,12 +2210,14 @@ class Emitter:
         """Ollama's collate (roles lower-cased, consecutive messages of one role except tool
         merged) and .System (every system message, joined).
 
-        Most requests need no change: a first pass only marks the messages collate would
-        change (in a block `set`, so no namespace is read), and where it marks none the
-        request's own list is used. Otherwise one pass copies nothing where nothing changes:
-        the list is cut and joined only around a merge or a message that changes (a role to
-        lower-case, a content that is not a string), never rebuilt message by message (a
-        Jinja list grows only by copying)."""
+        Most requests need no change: a first pass only marks what collate would change (in
+        a block `set`, so no namespace is read): a role not in lower case (all roles at once,
+        one `lower` for the lot: a filter call is dear on llama.cpp), a content that is not a
+        string, a role equal to the one before; where it marks nothing the request's own list
+        is used (two roles equal but for case are caught by the first test). Otherwise one
+        pass copies nothing where nothing changes: the list is cut and joined only around a
+        merge or a message that changes (a role to lower-case, a content that is not a
+        string), never rebuilt message by message (a Jinja list grows only by copying)."""
         optional = [key for key in OPTIONAL_MESSAGE_KEYS if key in self.message_fields]
         fields = ["'role': role", f"'content': {MESSAGE_CONTENT}",
                   *(f"'{key}': {item_or('message', key, MESSAGE_DEFAULTS[key])}"
@@ -2231,10 +2233,15 @@ class Emitter:
             "{#- Ollama's collate: roles lower-cased, consecutive messages of one role (except"
             " tool) merged. The request's list is kept where that changes nothing, else cut"
             " only around what changes. #}",
+            "{%- set collated_roles = messages|map(attribute='role')|list %}",
             "{%- set collated_marks %}",
-            *each,
-            f"    {{%- if {changes} or (collated_at > 0 and role != 'tool'"
-            " and messages[collated_at - 1]['role']|lower == role) %}",
+            "{%- if collated_roles|join('\\n')|lower != collated_roles|join('\\n') %}",
+            "    {{- 'x' }}",
+            "{%- endif %}",
+            "{%- for collated_at in range(messages|length) %}",
+            "    {%- if messages[collated_at]['content'] is not string or (collated_at > 0"
+            " and collated_roles[collated_at] != 'tool'"
+            " and collated_roles[collated_at] == collated_roles[collated_at - 1]) %}",
             "        {{- 'x' }}",
             "    {%- endif %}",
             "{%- endfor %}",
