@@ -37,6 +37,7 @@ ROLES = {
     "two runs": ["user", "user", "assistant", "assistant", "user"],
     "a role to lower-case alone": ["user", "Assistant", "user"],
     "a role to lower-case in a run": ["user", "USER", "assistant"],
+    "system messages to lower-case and join": ["System", "user", "SYSTEM", "system", "user"],
     "tool messages are never merged": ["user", "assistant", "tool", "tool", "user"],
     "one message": ["user"],
 }

@@ -58,19 +58,24 @@ MESSAGE_DEFAULTS = {"reasoning_content": "''", "tool_calls": "[]", "name": "''",
                     "tool_call_id": "''"}
 OPTIONAL_MESSAGE_KEYS = tuple(MESSAGE_DEFAULTS)
 
-#: Ollama's .System: the content of every system message (roles compared lower-cased), joined
-#: by a blank line; each is written after one, and the first one cut off.
-SYSTEM_JOIN = [
-    "{#- Ollama's .System: every system message, joined. #}",
-    "{%- set system %}",
-    "{%- for message in messages %}",
-    "    {%- if message['role']|lower == 'system' %}",
-    f"        {{{{- '\\n\\n' ~ {MESSAGE_CONTENT} }}}}",
-    "    {%- endif %}",
-    "{%- endfor %}",
-    "{%- endset %}",
-    "{%- set system = system[2:] %}",
-]
+def system_join(collated: bool) -> list[str]:
+    """Ollama's .System: the content of every system message, joined by a blank line (each is
+    written after one, and the first one cut off). After collate every role is in lower case
+    already, so only a prelude without it lower-cases them (a filter call per message is dear
+    on llama.cpp)."""
+    role = "message['role']" if collated else "message['role']|lower"
+    return [
+        "{#- Ollama's .System: every system message, joined. #}",
+        "{%- set system %}",
+        "{%- for message in messages %}",
+        f"    {{%- if {role} == 'system' %}}",
+        f"        {{{{- '\\n\\n' ~ {MESSAGE_CONTENT} }}}}",
+        "    {%- endif %}",
+        "{%- endfor %}",
+        "{%- endset %}",
+        "{%- set system = system[2:] %}",
+    ]
+
 
 #: Runtime macros (gotmpl2jinja.runtime) that print Go values exactly.
 JSON_MACROS = {
@@ -2272,7 +2277,7 @@ class Emitter:
             "{%- endif %}",
         ]
         if system:
-            lines += SYSTEM_JOIN
+            lines += system_join(collated=True)
         return lines
 
     def prelude(self) -> list[str]:
@@ -2281,7 +2286,7 @@ class Emitter:
         if "Messages" in used:
             lines += self.collate("System" in used)
         elif "System" in used:
-            lines += SYSTEM_JOIN
+            lines += system_join(collated=False)
         if used & {"Think", "ThinkLevel", "IsThinkSet"}:
             lines += think_prelude(used, has_thinking(self.template))
         return lines

@@ -4,8 +4,9 @@ A template that never names `.Messages` is not rendered once by Ollama but once 
 (ollama-semantics.md §9): the collated messages are walked, each completed turn renders the
 whole template with `System`/`Prompt`/`Response`, and the final turn renders a *cut* copy (all
 after the first `.Response` field removed). One Jinja body cannot express that, so the emitted
-Jinja holds two macros — `turn(…)` for the whole template and `final_turn(…)` for the cut one —
-and a loop over the collated messages that calls them exactly where Ollama executes.
+Jinja holds a macro `turn(…, final)`: the whole template, or the cut one where `final` is true
+(the two share their beginning, written once: `emit.merge_paths`), and one loop over the
+messages, collating them as it goes, that calls it exactly where Ollama executes.
 
 A request with a prompt and a suffix takes Ollama's fill-in-the-middle path instead (§3), for
 any template: the whole template once, with `Prompt`, `Suffix`, an empty `Response` and the think
