@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 
 from gotmpl2jinja import nodes, runtime
 from gotmpl2jinja.analysis import (
-    DICT_METHODS,
     FIELDS,
     MAP_VALUES,
     MIXABLE,
@@ -41,7 +40,7 @@ from gotmpl2jinja.analysis import (
 from gotmpl2jinja.capabilities import has_thinking
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.gofmt import VALID_VERBS, Verb, parse_printf
-from gotmpl2jinja.runtime import sorted_items
+from gotmpl2jinja.runtime import item_or, sorted_items
 
 INDENT = "    "
 
@@ -57,6 +56,13 @@ MESSAGE_CONTENT = "(message['content'] if message['content'] is string else '')"
 MESSAGE_DEFAULTS = {"reasoning_content": "''", "tool_calls": "[]", "name": "''",
                     "tool_call_id": "''"}
 OPTIONAL_MESSAGE_KEYS = tuple(MESSAGE_DEFAULTS)
+
+
+def merges_into_previous(at: str, role: str) -> str:
+    """Ollama's collate merges message `at` (its role `role`, lower-cased) into the one before
+    when their lower-cased roles are equal, tool messages excepted."""
+    return f"{at} > 0 and {role} != 'tool' and messages[{at} - 1]['role']|lower == {role}"
+
 
 def system_join(collated: bool) -> list[str]:
     """Ollama's .System: the content of every system message, joined by a blank line (each is
@@ -159,9 +165,9 @@ def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
                 " renders the whole template once, to nothing here. #}",
                 f"{{%- if {CHAT_CONDITION} %}}", *(INDENT + line for line in chat_lines),
                 "{%- endif %}"]
-    fim_lines = [line.removeprefix(INDENT) for line in fim_lines]
-    merged = merge_paths(fim_lines, chat_lines, FIM_CONDITION, CHAT_CONDITION)
-    if not share_statements(fim_lines, chat_lines):
+    merged, shared = merge_paths([line.removeprefix(INDENT) for line in fim_lines], chat_lines,
+                                 FIM_CONDITION, CHAT_CONDITION)
+    if not shared:
         return ["{#- Ollama's fill-in-the-middle path: a request with a prompt and a suffix"
                 " renders the whole template once. #}", *merged]
     return ["{#- Ollama's fill-in-the-middle path (a request with a prompt and a suffix renders"
@@ -169,18 +175,22 @@ def fim_branch(fim_lines: list[str], chat_lines: list[str]) -> list[str]:
             " an if of that path. #}", *merged]
 
 
-def merge_paths(first: list[str], second: list[str], first_if: str, second_if: str) -> list[str]:
+def merge_paths(first: list[str], second: list[str], first_if: str,
+                second_if: str) -> tuple[list[str], bool]:
     """Two renderings (lines at depth 0) of which a request takes one, `first` where
     `first_if` holds and `second` where `second_if` (its negation) does, as one: each
     statement both have is written once, the others stand in an `if` of their path. Run on
     either path, the statements are exactly that path's, in its order (no engine scopes a
-    `set` inside an `if`); the conditions must not change while it runs."""
+    `set` inside an `if`); the conditions must not change while it runs. Returns the lines
+    and whether any statement was shared."""
     a, b = statements(first), statements(second)
     out: list[str] = []
-    for op, a0, a1, b0, b1 in _alignment(a, b):
+    shared = False
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         only_a = [INDENT + line for stmt in a[a0:a1] for line in stmt]
         only_b = [INDENT + line for stmt in b[b0:b1] for line in stmt]
         if op == "equal":
+            shared = True
             out += [line for stmt in b[b0:b1] for line in stmt]
         elif op == "delete":
             out += [f"{{%- if {first_if} %}}", *only_a, "{%- endif %}"]
@@ -188,17 +198,7 @@ def merge_paths(first: list[str], second: list[str], first_if: str, second_if: s
             out += [f"{{%- if {second_if} %}}", *only_b, "{%- endif %}"]
         else:
             out += [f"{{%- if {first_if} %}}", *only_a, "{%- else %}", *only_b, "{%- endif %}"]
-    return out
-
-
-def share_statements(first: list[str], second: list[str]) -> bool:
-    """Whether `merge_paths` writes any statement of the two once."""
-    return any(op == "equal" for op, *_ in _alignment(statements(first), statements(second)))
-
-
-def _alignment(a: list[tuple[str, ...]],
-               b: list[tuple[str, ...]]) -> list[tuple[str, int, int, int, int]]:
-    return difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    return out, shared
 
 
 def statements(lines: list[str]) -> list[tuple[str, ...]]:
@@ -206,7 +206,7 @@ def statements(lines: list[str]) -> list[tuple[str, ...]]:
     out: list[list[str]] = []
     for line in lines:
         closing = line.startswith(("{%- end", "{%- else", "{%- elif"))
-        if out and (line.startswith((" ", "\t")) or closing or not line.startswith(("{", "\n"))):
+        if out and (closing or not line.startswith("{")):  # nested (indented) or a closing tag
             out[-1].append(line)
         else:
             out.append([line])
@@ -276,16 +276,6 @@ def const_expr(value: object) -> Expr:
 def _or_minus_one(value: int | None) -> str:
     """A printf width or precision for the runtime macros: -1 when absent."""
     return "-1" if value is None else str(value)
-
-
-def item_or(base: str, key: str, default: str) -> str:
-    """`base.get(key, default)` of a mapping, without the method call: jinja2's sandbox checks
-    every attribute it reads (a method call costs some twenty subscripts), and every engine
-    reads `key in base` and `base[key]` alike."""
-    k = quote(key)
-    if key in DICT_METHODS:  # minijinja's Python binding: `'items' in m` finds the method
-        return f"{base}.get({k}, {default})" if default != "none" else f"{base}.get({k})"
-    return f"({base}[{k}] if {k} in {base} else {default})"
 
 
 def quote(text: str) -> str:
@@ -902,7 +892,6 @@ class Emitter:
             loop = Loop(loop_id, node, coll, flag, index=at, size=f"{iterable}|length")
             self.depth += 1
             self.line(f"{{%- set {elem_name} = {iterable}[{at}] %}}")
-            self.flush()
         else:
             head = f"{key_name}, {elem_name}" if key_name else elem_name
             self.line(f"{{%- for {head} in {iterable} %}}")
@@ -2231,9 +2220,6 @@ class Emitter:
                   f"'content': previous['content'] ~ '\\n\\n' ~ {MESSAGE_CONTENT}",
                   *(f"'{key}': previous['{key}']" for key in optional)]
         changes = "message['content'] is not string or message['role'] != role"
-        each = ["{%- for collated_at in range(messages|length) %}",
-                "    {%- set message = messages[collated_at] %}",
-                "    {%- set role = message['role']|lower %}"]
         lines = [
             "{#- Ollama's collate: roles lower-cased, consecutive messages of one role (except"
             " tool) merged. The request's list is kept where that changes nothing, else cut"
@@ -2254,9 +2240,10 @@ class Emitter:
             "{%- if collated_marks %}",
             *(INDENT + line for line in [
                 "{%- set collated = namespace(messages=[], start=0, group=none) %}",
-                *each,
-                "    {%- set merges = collated_at > 0 and role != 'tool'"
-                " and messages[collated_at - 1]['role']|lower == role %}",
+                "{%- for collated_at in range(messages|length) %}",
+                "    {%- set message = messages[collated_at] %}",
+                "    {%- set role = message['role']|lower %}",
+                f"    {{%- set merges = {merges_into_previous('collated_at', 'role')} %}}",
                 "    {%- set merged_next = collated_at + 1 < messages|length and role != 'tool'"
                 " and messages[collated_at + 1]['role']|lower == role %}",
                 "    {%- if merges %}",

@@ -45,6 +45,7 @@ from gotmpl2jinja.emit import (
     fim_branch,
     header_name,
     merge_paths,
+    merges_into_previous,
     quote,
 )
 from gotmpl2jinja.errors import TranslationError
@@ -123,8 +124,9 @@ def _macro(name: str, final: str, whole: LegacyEmitter, whole_body: list[str],
     used = whole.root_used | last.root_used
     order = [f for f in (*LEGACY_STRING_FIELDS, *THINK_FIELDS) if f in used]
     params = [whole.params[f] if f in whole.params else THINK_NAMES[f] for f in order]
-    body = merge_paths([line.removeprefix(INDENT) for line in last_body],
-                       [line.removeprefix(INDENT) for line in whole_body], final, f"not {final}")
+    body, _ = merge_paths([line.removeprefix(INDENT) for line in last_body],
+                          [line.removeprefix(INDENT) for line in whole_body], final,
+                          f"not {final}")
     lines = [f"{{%- macro {name}({', '.join([*params, final])}) %}}",
              *(INDENT + line for line in body), "{%- endmacro %}"]
     return lines, order
@@ -148,7 +150,7 @@ def _legacy_loop(state: str, turn: str, flush: str) -> list[str]:
     leaves them empty; a user message ends a turn with a response and starts with none."""
     content = "content"
     role = "message['role']|lower"
-    merged = "loop_at > 0 and messages[loop_at - 1]['role']|lower == role"
+    merged = merges_into_previous("loop_at", "role")
 
     def read(depth: int) -> str:
         return f"{INDENT * depth}{{%- set {turn} = {state}.turn %}}"

@@ -244,15 +244,20 @@ def _own_names(name: str, params: str, body: str) -> tuple[str, str]:
 _GET = re.compile(r"\b([A-Za-z_]\w*)\.get\(('[^'\\]*')(?:,\s*('[^'\\]*'|\[\]|\{\}|none|0))?\)")
 
 
+def item_or(base: str, key: str, default: str = "none") -> str:
+    """`base.get(key, default)` of a mapping as `(base[key] if key in base else default)`:
+    the same value on every engine, without a method call, which jinja2's sandbox checks at
+    some twenty times a subscript's cost. Not for a key that names a dict method (`items`):
+    minijinja's Python binding finds the method for `'items' in m` and `m['items']`."""
+    k = literal(key)
+    if key in DICT_METHODS:
+        return f"{base}.get({k})" if default == "none" else f"{base}.get({k}, {default})"
+    return f"({base}[{k}] if {k} in {base} else {default})"
+
+
 def _subscript(match: re.Match[str]) -> str:
-    """`m.get(k, d)` as `(m[k] if k in m else d)`: the same value on every engine, without a
-    method call, which jinja2's sandbox checks at some twenty times a subscript's cost. Not
-    for a key that names a dict method (`items`): minijinja's Python binding finds the method
-    for `'items' in m` and `m['items']`."""
-    base, key, default = match.group(1), match.group(2), match.group(3)
-    if key.strip("'") in DICT_METHODS:
-        return match.group(0)
-    return f"({base}[{key}] if {key} in {base} else {default or 'none'})"
+    """A macro source's `m.get('k', d)`, through `item_or`."""
+    return item_or(match.group(1), match.group(2)[1:-1], match.group(3) or "none")
 
 
 #: `json_string(name)` of a variable, as the macros' sources spell it.
@@ -1257,11 +1262,9 @@ _define(
     "outside the contract, so always null).",
     """
 {{- '{"Role":' ~ json_string(m['role']) ~ ',"Content":' ~ json_string(m['content'])
-    ~ ',"Thinking":' ~ json_string(m['reasoning_content'] if 'reasoning_content' in m else '')
-    ~ ',"Images":null,"ToolCalls":'
-    ~ json_tool_calls(m['tool_calls'] if 'tool_calls' in m else [])
-    ~ ',"ToolName":' ~ json_string(m['name'] if 'name' in m else '')
-    ~ ',"ToolCallID":' ~ json_string(m['tool_call_id'] if 'tool_call_id' in m else '') ~ '}' -}}
+    ~ ',"Thinking":' ~ json_string(m.get('reasoning_content', '')) ~ ',"Images":null,"ToolCalls":'
+    ~ json_tool_calls(m.get('tool_calls', [])) ~ ',"ToolName":' ~ json_string(m.get('name', ''))
+    ~ ',"ToolCallID":' ~ json_string(m.get('tool_call_id', '')) ~ '}' -}}
 """,
     ("json_string", "json_tool_calls"),
 )
