@@ -39,6 +39,17 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "method on a variable holding it": (
         "{% macro f() %}a-b{% endmacro %}{% set r = f() %}{{ r.split('-')|length }}", {},
         everywhere("2")),
+    # --- why small integers skip the float machinery (runtime.SMALL_INT) -----------------------
+    "integer test of decoded JSON numbers": (
+        "{% for x in xs %}{{ x is integer }},{% endfor %}|{{ (xs[0]|string) ~ (xs[3]|string) }}",
+        {"xs": [5, 5.0, -0.0, -7, True]},
+        everywhere("True,False,False,True,False,|5-7", hfjinja="true,false,false,true,false,|5-7")),
+    # --- why a helper only one macro calls is defined inside it (runtime._define) -----------
+    "macro defined inside a macro's branch, recursive, calling a sibling": (
+        "{% macro outer(x) %}{% if x %}{% macro a(n) %}<{{ n }}>{% endmacro %}"
+        "{% macro b(n) %}{{ a(n) }}{% if n > 0 %}{{ b(n - 1) }}{% endif %}{% endmacro %}"
+        "{{ b(x) }}{% else %}-{% endif %}{% endmacro %}{{ outer(2) }}{{ outer(0) }}{{ outer(1) }}",
+        {}, everywhere("<2><1><0>-<1><0>")),
     # --- why key order comes from a dictsort probe ------------------------------------------
     "plain dictsort order": (
         "{% for k, v in d|dictsort %}{{ k }}{% endfor %}", {"d": {"b": 1, "a": 2, "Z": 3}},

@@ -167,7 +167,7 @@ SPECIAL_NUMBERS = [
     0, 1, -1, 0.0, -0.0, 0.5, 1e6, 999999, 999999.0, 1234567, 100000, 123456.0, 1e-4, 1e-5,
     1e-6, 9.99e-7, 1e-7, 1.5e-7, 0.00001234, 1e20, 1e21, 9.999999999999999e20, 1e22, 1e16,
     1e15, 123456789012345678, 2**53, 2**53 + 1, 2**63 - 1, float(2**63), 2**64 + 1, 10**30,
-    5e-324,
+    5e-324, 1000000, 2**53 - 2,  # (ints at the edges of the small-integer fast path)
     1.7976931348623157e308, 2.2250738585072014e-308, 0.1 + 0.2, 1 / 3, -2.5e-300, 12345678.9,
     # the edges of the plain-decimal fast path in _go_float
     9.999999999999999e-05, 0.0001, 9.999999999999999e-07, 0.000001, 999999.9999999999,
@@ -203,8 +203,10 @@ def test_macro_source_puts_dependencies_first_and_each_macro_once() -> None:
     for name in names:
         for dep in MACROS[name].deps:
             assert names.index(dep) < names.index(name), (dep, name)
-    assert {"json_tools", "json_tool", "json_function", "json_parameters", "json_properties",
-            "json_property", "json_value", "json_string", "json_number"} <= set(names)
+    assert {"json_tools", "json_tool", "json_function", "json_property", "json_value",
+            "json_string", "json_number"} <= set(names)
+    # json_function writes parameters and properties out itself: only what is used is pasted
+    assert not {"json_parameters", "json_properties"} & set(names)
 
 
 def test_unknown_macro_is_refused_with_the_known_names() -> None:
@@ -212,15 +214,27 @@ def test_unknown_macro_is_refused_with_the_known_names() -> None:
         macro_source(["jsn_value"])
 
 
+def _flush(source: str) -> str:
+    return "\n".join(line.strip() for line in source.split("\n"))
+
+
 def test_every_macro_is_one_self_contained_block() -> None:
     for name, macro in MACROS.items():
         assert macro.name == name
         assert macro.source.startswith(f"{{%- macro {name}({', '.join(macro.params)}) -%}}")
         assert macro.source.endswith("{%- endmacro -%}")
-        assert macro.source.count("{%- macro ") == 1
+        assert macro.source.count("{%- macro ") == 1 + len(macro.inner)
+        assert all(_flush(MACROS[h].source) in _flush(macro.source) for h in macro.inner)
         assert macro.doc
         assert all(dep in MACROS for dep in macro.deps)
     assert "json_value" in public_macros() and "_go_float" not in public_macros()
+    # the float machinery and the JSON splitter stand inside the one macro that calls them
+    assert "_shortest_parts" in MACROS["_go_float"].inner
+    assert MACROS["json_string"].inner == ("_json_pieces",)
+    top = [line for line in macro_source(["json_value"]).split("\n")
+           if line.startswith("{%- macro ")]
+    assert [line.split("(")[0][10:] for line in top] == ["json_string", "_go_float",
+                                                          "json_number", "json_value"]
 
 
 def test_macro_source_uses_only_portable_escapes() -> None:

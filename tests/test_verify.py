@@ -525,7 +525,7 @@ def test_real_translation_literal_json_spacing_is_caught_with_one_message(
 def test_real_translation_runtime_json_spacing_is_caught_with_one_message(
         qwen25_jinja: str) -> None:
     """`':'` → `': '` in json_value's objects: Go's compact JSON of tool-call arguments."""
-    line = "~ ':' ~ json_value(jv_x) -}}"
+    line = "~ ':' ~ ((jv_x|tojson"  # a value, its string and small-integer cases in line
     mutant = mutate(qwen25_jinja, line, line.replace("~ ':' ~", "~ ': ' ~"))
     result = verify_template(QWEN25_GO, mutant, cases=200, exhaustive=1)
     assert_minimal_everywhere(result, messages=1)

@@ -81,6 +81,7 @@ class Macro:
     doc: str
     source: str
     deps: tuple[str, ...] = field(default=())
+    inner: tuple[str, ...] = field(default=())  # helpers defined inside it, in call order
 
 
 #: The only escapes every engine decodes alike (llama.cpp refuses `\\u`, `\\x`, `\\0`; minja drops
@@ -273,7 +274,54 @@ def _json_string_inline(match: re.Match[str]) -> str:
             f" {s} and @LS@ not in {s} and @PS@ not in {s} else json_string({s}))")
 
 
-def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = ()) -> None:
+#: `json_value(name)` of a variable that is often a string or a small integer (an element of a
+#: decoded-JSON container), as the macros' sources spell it: `json_value_of(name)`.
+_JSON_VALUE_OF_NAME = re.compile(r"\bjson_value_of\(([A-Za-z_]\w*)\)")
+
+
+def _json_value_inline(match: re.Match[str]) -> str:
+    """`json_value(v)` with strings and small integers in line: on llama.cpp a macro call
+    copies every variable in scope, and a number goes through five macros to reach its digits."""
+    v = match.group(1)
+    return (f"(json_string({v}) if {v} is string else ({SMALL_INT.format(v=v, limit='@SAFE@')}"
+            f" else json_value({v})))")
+
+
+#: `v` is an integer that prints as its own digits in Go's JSON (and, with limit 1000000,
+#: in fmt's %v): nonzero (-0.0 reaches @huggingface/jinja as an integer, and Go prints `-0`),
+#: and within ±limit (float64 is exact below 2**53; %v switches to `1e+06` at a million).
+SMALL_INT = "{v}|string if {v} is integer and {v} != 0 and {v} < {limit} and {v} > 0 - {limit}"
+
+
+#: Where a macro's body defines its inner helpers (see `_define`).
+_INNER = "{#- @INNER@ -#}"
+_INNERS: dict[str, tuple[str, ...]] = {}
+
+
+def _in_call_order(names: Iterable[str], deps: dict[str, tuple[str, ...]]) -> list[str]:
+    """`names` and everything they call, each after what it calls."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        if name not in order:
+            for dep in deps[name]:
+                visit(dep)
+            order.append(name)
+
+    for name in names:
+        visit(name)
+    return order
+
+
+def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = (),
+            inner: tuple[str, ...] = ()) -> None:
+    """Register a runtime macro. `inner`: helpers (with theirs) that only this macro calls,
+    defined inside its body where `_INNER` stands, which is in the branch that needs them.
+    Why: on llama.cpp every macro call and every loop step copies every variable in scope, a
+    top-level macro included, so a helper at the top costs each render; inside, only the
+    calls that use it (all six engines define and call nested macros alike: a probe in
+    tests/test_portability.py)."""
+    body = _JSON_VALUE_OF_NAME.sub(_json_value_inline, body)
     body = _JSON_STRING_OF_NAME.sub(_json_string_inline, body)
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))
     body = body.replace("@PS@", literal("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
@@ -284,6 +332,11 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     body = re.sub(r"@SORTED\((\w+)\)@", lambda m: sorted_items(m.group(1)), body)
     body = _GET.sub(_subscript, body)
     params, body = _own_names(name, params, body)
+    if inner:
+        helpers = _in_call_order(inner, _DEPS)
+        assert _INNER in body and all(h.startswith("_") for h in helpers), name
+        body = body.replace(_INNER, "\n".join(_SOURCES[h] for h in helpers))
+        _INNERS[name] = tuple(helpers)
     _SOURCES[name] = _m(name, params, body)
     _DOCS[name] = doc
     _DEPS[name] = deps
@@ -292,25 +345,6 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
 
 # ---------------------------------------------------------------------------------------------
 # strings and numbers
-
-_define(
-    "json_string", "s",
-    "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
-    "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
-    "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
-    # Every engine's tojson escapes `"`, `\\` and control characters as Go does (`\\n`, `\\b`,
-    # `\\u0001`, measured); Go also escapes `<` `>` `&` U+2028 U+2029, and minijinja escapes `<`
-    # `>` `&` `'`: strings with one of those six are split on them (_json_pieces).
-    """
-{%- if '<' not in s and '>' not in s and '&' not in s and "'" not in s and @LS@ not in s
-    and @PS@ not in s -%}
-{{- s|tojson -}}
-{%- else -%}
-{{- '"' ~ _json_pieces(s, 0) ~ '"' -}}
-{%- endif -%}
-""",
-    ("_json_pieces",),
-)
 
 _define(
     "_json_pieces", "s, i",
@@ -329,6 +363,26 @@ _define(
 {%- endfor -%}
 {%- endif -%}
 """,
+)
+
+_define(
+    "json_string", "s",
+    "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
+    "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
+    "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
+    # Every engine's tojson escapes `"`, `\\` and control characters as Go does (`\\n`, `\\b`,
+    # `\\u0001`, measured); Go also escapes `<` `>` `&` U+2028 U+2029, and minijinja escapes `<`
+    # `>` `&` `'`: strings with one of those six are split on them (_json_pieces).
+    """
+{%- if '<' not in s and '>' not in s and '&' not in s and "'" not in s and @LS@ not in s
+    and @PS@ not in s -%}
+{{- s|tojson -}}
+{%- else -%}
+{#- @INNER@ -#}
+{{- '"' ~ _json_pieces(s, 0) ~ '"' -}}
+{%- endif -%}
+""",
+    inner=("_json_pieces",),
 )
 
 _define(
@@ -545,6 +599,7 @@ _define(
     or (verb != 'json' and a >= 0.0001 and a < 1000000)) -%}
 {{- s[:-2] if s.endswith('.0') else s -}}
 {%- else -%}
+{#- @INNER@ -#}
 {%- set f = _go_float_parts(x) -%}
 {%- set f = f.split(' ') -%}
 {%- set sig = f[1] -%}
@@ -569,14 +624,15 @@ _define(
 {%- endif -%}
 {%- endif -%}
 """,
-    ("_go_float_parts",),
+    inner=("_go_float_parts",),
 )
 
 _define(
     "json_number", "x",
     "Go json.Marshal of float64(x): shortest round-trip digits, no `.0`; exponent form "
     "(`1e-7`, `1e+21`, no zero padding) iff |x| < 1e-6 or |x| >= 1e21; `-0` for -0.0.",
-    "{{- _go_float(x, 'json') -}}",
+    "{%- if x is integer and x != 0 and x < @SAFE@ and x > 0 - @SAFE@ -%}{{- x|string -}}"
+    "{%- else -%}{{- _go_float(x, 'json') -}}{%- endif -%}",
     ("_go_float",),
 )
 
@@ -585,7 +641,8 @@ _define(
     "Go fmt %v of float64(x) (what `{{ . }}` prints for a JSON number): shortest round-trip "
     "digits, exponent form (`1e+06`, `1e-05`, sign and at least two digits) iff the decimal "
     "exponent is < -4 or >= 6 (`999999`, `1.234567e+06`); `-0` for -0.0.",
-    "{{- _go_float(x, 'v') -}}",
+    "{%- if x is integer and x != 0 and x < 1000000 and x > 0 - 1000000 -%}{{- x|string -}}"
+    "{%- else -%}{{- _go_float(x, 'v') -}}{%- endif -%}",
     ("_go_float",),
 )
 
@@ -602,12 +659,12 @@ _define(
 {%- elif v is mapping -%}
 {{- '{' -}}
 {%- for k, x in @SORTED(v)@ -%}
-{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value(x) -}}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value_of(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- else -%}
 {{- '[' -}}
-{%- for x in v -%}{{- (',' if not loop.first else '') ~ json_value(x) -}}{%- endfor -%}
+{%- for x in v -%}{{- (',' if not loop.first else '') ~ json_value_of(x) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 """,
@@ -778,12 +835,41 @@ _define(
     "json_function", "fn",
     "Go json of a tool's `function` (templateToolFunction): `{\"name\":…,\"description\":…,"
     "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
+    # json_parameters and json_properties written out here, and a property of only `type` (a
+    # string) and `description` (most of them) too: on llama.cpp every macro call copies every
+    # variable in scope, and this runs once per tool on every request.
     """
-{{- '{"name":' ~ json_string(fn.get('name', ''))
-    ~ ',"description":' ~ json_string(fn.get('description', ''))
-    ~ ',"parameters":' ~ json_parameters(fn.get('parameters')) ~ '}' -}}
+{%- set name = fn.get('name', '') -%}{%- set desc = fn.get('description', '') -%}
+{%- set p = fn.get('parameters') -%}
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set type = p.get('type', '') -%}{%- set defs = p.get('$defs') -%}
+{%- set items = p.get('items') -%}{%- set req = p.get('required') -%}
+{%- set props = p.get('properties') -%}
+{{- '{"name":' ~ json_string(name) ~ ',"description":' ~ json_string(desc)
+    ~ ',"parameters":{"type":' ~ json_string(type) -}}
+{%- if defs is not none -%}{{- ',"$defs":' ~ json_value(defs) -}}{%- endif -%}
+{%- if items is not none -%}{{- ',"items":' ~ json_value(items) -}}{%- endif -%}
+{%- if req is not none and req|length > 0 -%}
+{{- ',"required":[' -}}
+{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{%- if props is none -%}{{- ',"properties":null}}' -}}
+{%- else -%}
+{{- ',"properties":{' -}}
+{%- for k, x in @SORTED(props)@ -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' -}}
+{%- if x is mapping and 'type' in x and x['type'] is string
+    and (x|length == 1 or (x|length == 2 and 'description' in x)) -%}
+{%- set t = x['type'] -%}{%- set d = x['description'] if x|length == 2 else '' -%}
+{{- '{"type":' ~ json_string(t) ~ (',"description":' ~ json_string(d) if d != '' else '') ~ '}' -}}
+{%- else -%}{{- json_property(x) -}}
+{%- endif -%}
+{%- endfor -%}
+{{- '}}}' -}}
+{%- endif -%}
 """,
-    ("json_string", "json_parameters"),
+    ("json_string", "json_value", "json_property"),
 )
 
 _define(
@@ -1352,7 +1438,7 @@ _define(
 
 MACROS: dict[str, Macro] = {
     name: Macro(name=name, params=_PARAMS[name], doc=_DOCS[name], source=_SOURCES[name],
-                deps=_DEPS[name])
+                deps=_DEPS[name], inner=_INNERS.get(name, ()))
     for name in _SOURCES
 }
 
