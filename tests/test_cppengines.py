@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from gotmpl2jinja.engine_base import (
 )
 from gotmpl2jinja.engines import get_engine
 from gotmpl2jinja.errors import RenderError
+from gotmpl2jinja.strategies import draw_random
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"
@@ -208,6 +210,37 @@ def test_a_template_llama_server_will_not_load_is_named() -> None:
     assert isinstance(result, RenderError) and "Unable to generate parser" in str(result)
     assert engine.scope({"messages": [{"role": "user", "content": "x"}]}, jinja) == \
         "llama-server refuses the template (Unable to generate parser for this template)"
+
+
+def test_a_kept_analysis_gives_the_prompts_of_a_fresh_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The llamacpp driver keeps llama-server's per-request template analysis, once per template
+    and pinned clock (llamacpp_driver.cpp, kept_analysis); G2J_FRESH_ANALYSIS=1 runs it on every
+    request, as llama-server does. The prompts, and the failures, must be the same bytes: on
+    templates whose analysis finds thinking, tool calls, neither, or fails (phi4-mini)."""
+    entries = ROOT / "fixtures/corpus/huggingface__huggingface.js/entries"
+    sources = [SEED, *(entries / name / "template.gotmpl" for name in (
+        "082__library_qwen3_0.6b", "068__library_phi3_14b", "072__library_phi4-mini_3.8b",
+        "036__library_granite3.2_8b"))]
+    rng = random.Random(7)
+    contexts = [jinja_context(draw_random(rng).conversation) for _ in range(40)]
+    contexts += [jinja_context(conv) for conv in SEED_CONVERSATIONS]
+    count = {"id": 10**6, "key": "", "mode": "kept"}
+    kept = CppEngine("llamacpp", server=True)
+    assert kept._exchange(count)["kept"] == 0  # (its process starts here, before the setenv)
+    monkeypatch.setenv("G2J_FRESH_ANALYSIS", "1")
+    fresh = CppEngine("llamacpp", server=True)
+    try:
+        for source in sources:
+            jinja = translate(source.read_text(encoding="utf-8"))
+            want = [str(r) for r in fresh.render_many(jinja, contexts)]
+            assert [str(r) for r in kept.render_many(jinja, contexts)] == want, source
+            assert [str(r) for r in kept.render_many(jinja, contexts[:5])] == want[:5], source
+        assert kept._exchange(count)["kept"] >= len(sources)  # one per template (and clock)
+        assert fresh._exchange(count)["kept"] == 0
+    finally:
+        kept.close()
+        fresh.close()
 
 
 def test_a_driver_that_logs_on_every_template_never_blocks_on_its_stderr() -> None:

@@ -50,6 +50,7 @@ class EngineRecipe:
     sources: tuple[str, ...]  # relative to vendor/llama.cpp; globs allowed
     includes: tuple[str, ...]
     extract: tuple[str, ...]  # folders of vendor/llama.cpp the build reads
+    link_flags: tuple[str, ...] = ()
 
     @property
     def sdist_name(self) -> str:
@@ -75,6 +76,9 @@ RECIPES: dict[str, EngineRecipe] = {
         ),
         includes=("common", "vendor", "ggml/include", "include", "tools/mtmd", "tools/server"),
         extract=_COMMON_EXTRACT,
+        # the driver keeps llama-server's per-request template analysis (llamacpp_driver.cpp)
+        link_flags=("-Wl,--wrap="
+                    "_ZN10autoparser10autoparser16analyze_templateERK20common_chat_template",),
     ),
     "minja": EngineRecipe(
         name="minja",
@@ -115,7 +119,7 @@ def _build_key(recipe: EngineRecipe) -> str:
     """A hash of everything the driver binary depends on that can change under one version."""
     digest = hashlib.sha256()
     for part in (recipe.name, recipe.package_version, _RECIPE_REVISION, *recipe.sources,
-                 *recipe.includes, *_CXXFLAGS):
+                 *recipe.includes, *_CXXFLAGS, *recipe.link_flags):
         digest.update(part.encode() + b"\0")
     digest.update((HERE / recipe.driver).read_bytes())
     return digest.hexdigest()[:16]
@@ -274,7 +278,7 @@ def install(name: str, *, progress: Progress = lambda _: None, sdist: Path | Non
             list(pool.map(compile_one, zip(units, objects, strict=True)))
         binary = work / "driver"
         link = [compiler, "-o", str(binary), *map(str, objects), "-lpthread",
-                "-Wl,--no-demangle"]
+                "-Wl,--no-demangle", *recipe.link_flags]
         first = _run(link, "")
         missing = sorted(set(_UNDEFINED.findall(first.stderr + first.stdout)))
         if first.returncode != 0:

@@ -17,8 +17,11 @@
 //                enable_thinking defaulting to true unless the template says otherwise).
 // mode "caps":   answers {"id": n, "caps": {...}}, what llama.cpp's capability probe finds
 //                (common_chat_templates_get_caps), which drives its message workarounds.
+// mode "kept":   answers {"id": n, "kept": k}, how many template analyses the driver keeps.
 // The clock: `time()` is answered from the request's "now" (strftime_now reads the clock
 // through std::time), and TZ is UTC, so renders are reproducible.
+// llama-server's template analysis is kept per template and clock (see kept_analysis below);
+// G2J_FRESH_ANALYSIS=1 in the environment runs it on every request, as llama-server does.
 
 #include "jinja/lexer.h"
 #include "jinja/parser.h"
@@ -27,6 +30,7 @@
 #include "json.h"
 
 #ifdef G2J_WITH_SERVER
+#include "chat-auto-parser.h"
 #include "chat.h"
 #include "server-common.h"
 #endif
@@ -60,6 +64,54 @@ extern "C" time_t time(time_t * out) {
     }
     return value;
 }
+
+#ifdef G2J_WITH_SERVER
+// llama-server analyses the template on every request: common_chat_templates_apply runs
+// autoparser::analyze_template, which renders the template on probe inputs to find its
+// markers (about half of a request's instructions under callgrind). What it finds depends on
+// the template and the clock alone, and it feeds the output parser and a prefill's generation
+// prompt. The harness sends thousands of requests per template, so the link wraps that call
+// (-Wl,--wrap, cpp/build.py) and each analysis is run once per template object and pinned
+// clock, its result (or its failure) copied into every later request's autoparser. The
+// prompt is still built by llama.cpp's own code; tests/test_cppengines.py checks that the
+// prompts are the same bytes with G2J_FRESH_ANALYSIS=1.
+extern "C" void __real__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(
+    autoparser::autoparser * self, const common_chat_template & tmpl);
+
+struct kept_analysis {
+    autoparser::autoparser result;
+    bool failed = false;
+    std::string error;
+};
+
+static std::map<std::pair<const common_chat_template *, time_t>, kept_analysis> g_analyses;
+
+extern "C" void __wrap__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(
+    autoparser::autoparser * self, const common_chat_template & tmpl) {
+    static const bool fresh = std::getenv("G2J_FRESH_ANALYSIS") != nullptr;
+    if (fresh || !g_now_pinned) {
+        __real__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(self, tmpl);
+        return;
+    }
+    const auto key = std::make_pair(&tmpl, g_now);
+    auto it = g_analyses.find(key);
+    if (it == g_analyses.end()) {
+        kept_analysis kept;
+        try {
+            __real__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(
+                &kept.result, tmpl);
+        } catch (const std::exception & e) {
+            kept.failed = true;
+            kept.error = e.what();
+        }
+        it = g_analyses.emplace(key, std::move(kept)).first;
+    }
+    if (it->second.failed) {
+        throw std::runtime_error(it->second.error);
+    }
+    *self = it->second.result;
+}
+#endif
 
 struct raw_template {
     std::string source;
@@ -128,6 +180,14 @@ static ojson handle(const ojson & request) {
             return ojson{{"id", id}, {"compile", true}, {"error", std::string(e.what())}};
         }
         return ojson{{"id", id}, {"caps", caps}};
+    }
+
+    if (mode == "kept") {
+#ifdef G2J_WITH_SERVER
+        return ojson{{"id", id}, {"kept", g_analyses.size()}};
+#else
+        return ojson{{"id", id}, {"kept", 0}};
+#endif
     }
 
     auto it = g_templates.find(key + "/" + mode);
