@@ -146,6 +146,9 @@ def server_scope(conv: dict[str, Any], *, minja: bool = False,
 class CppEngine:
     """One C++ engine in one context, through its driver process."""
 
+    #: it renders in a process of its own: the harness may wait on it from a worker thread
+    out_of_process = True
+
     def __init__(self, engine: str, *, server: bool, now: dt.datetime | None = None) -> None:
         self.engine = engine
         self.server = server

@@ -303,6 +303,8 @@ class HFJinjaEngine:
     """@huggingface/jinja rendering through `hfjinja_driver.mjs` (JSON lines over a pipe)."""
 
     name = "hfjinja"
+    #: it renders in a process of its own: the harness may wait on it from a worker thread
+    out_of_process = True
 
     def scope(self, conv: dict[str, Any], template: str) -> str | None:
         """The out-of-scope kind of `conv` here: JavaScript objects put array-index keys first,

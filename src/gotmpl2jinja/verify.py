@@ -22,6 +22,7 @@ import itertools
 import json
 import random
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -369,6 +370,17 @@ FIRST_BATCH = 16
 MAX_BATCH = 256
 
 
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _workers() -> ThreadPoolExecutor:
+    """Threads that wait on the engine processes (one per process engine is enough)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
+    return _POOL
+
+
 class _Checker:
     """Checks conversations against Go on a set of engines, counting and remembering outcomes."""
 
@@ -399,6 +411,26 @@ class _Checker:
         """Many cases, each side rendering the whole batch in one request where it can."""
         for conv in convs:
             validate(conv)
+        contexts = [jinja_context(conv) for conv in convs]
+        # Engines in a process of their own render the batch on worker threads, while Go and
+        # the in-process engines (whose time limit is SIGALRM, main thread only) run here.
+        remote = {e.name: _workers().submit(render_many, e, self.jinja_source, contexts,
+                                            now=self.now)
+                  for e in engines if getattr(e, "out_of_process", False)}
+        try:
+            go_outcomes = self._go_outcomes(convs)
+            local = {e.name: render_many(e, self.jinja_source, contexts, now=self.now)
+                     for e in engines if e.name not in remote}
+        finally:  # an engine process is never given a second batch while one is in flight
+            wait(remote.values())
+        jinja = {e.name: local[e.name] if e.name in local else remote[e.name].result()
+                 for e in engines}
+        return [(go_outcomes[i], {name: outcome_of(items[i]) for name, items in jinja.items()})
+                for i in range(len(convs))]
+
+    def _go_outcomes(self, convs: list[dict[str, Any]]) -> list[Outcome]:
+        """Go's outcome of each case (a request Ollama refuses re-rendered without the refused
+        option, as the contract compares it)."""
         go = self.render_batch(self.go_source, convs, self.now)
         if len(go) != len(convs):
             raise ReferenceRendererError("the Go side answered a batch of the wrong size")
@@ -408,11 +440,7 @@ class _Checker:
             again = self.lenient.many(self.go_source, [convs[i] for i in refused], self.now)
             for i, item in zip(refused, again, strict=True):
                 go_outcomes[i] = replace(outcome_of(item), refused=go_outcomes[i].refused)
-        contexts = [jinja_context(conv) for conv in convs]
-        jinja = {e.name: render_many(e, self.jinja_source, contexts, now=self.now)
-                 for e in engines}
-        return [(go_outcomes[i], {name: outcome_of(items[i]) for name, items in jinja.items()})
-                for i in range(len(convs))]
+        return go_outcomes
 
     def count(self, go: Outcome, results: dict[str, Outcome], engines: list[Engine],
               conv: dict[str, Any]) -> list[Engine]:
