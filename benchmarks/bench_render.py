@@ -156,7 +156,7 @@ def main() -> int:
             out = render_many(cpp, source, batch, now=DEFAULT_NOW)
             if isinstance(out[0], RenderError):
                 raise out[0]
-        return time_per_call(once, max(3, args.repeat // 5)) / args.batch
+        return time_per_call(once, args.repeat) / args.batch
 
     print(f"machine load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; "
           f"{args.repeat} timed renders per template (the fastest)")
