@@ -286,3 +286,16 @@ def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> N
     assert refused.status == NOT_TRANSLATED
     # `js` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
     assert refused.reason.startswith("mf/bytes.Modelfile:4:4: function 'js'"), refused.reason
+
+
+def test_files_given_by_name_keep_their_paths_apart() -> None:
+    """Two `template.gotmpl` given by name are two rows, each labelled by its path as given
+    (they were both `template.gotmpl`)."""
+    entries = FIXTURES / "corpus" / "huggingface__huggingface.js" / "entries"
+    first, second = (entries / name / "template.gotmpl"
+                     for name in ("068__library_phi3_14b", "082__library_qwen3_0.6b"))
+    labels = [i.label for i in find_inputs([first, second])]
+    assert labels == sorted([first.as_posix(), second.as_posix()])
+    # a folder's files still read from the folder's own name down
+    assert all(i.label.startswith("068__library_phi3_14b/")
+               for i in find_inputs([first.parent]))

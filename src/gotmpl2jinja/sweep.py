@@ -126,7 +126,8 @@ def _is_modelfile(path: Path) -> bool:
 def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
     """Every Go template under `folders` (or the files given), sorted by label: .gotmpl files
     and the TEMPLATE of each Modelfile that has one (a Modelfile Ollama would reject is an
-    input too, with its error)."""
+    input too, with its error). A folder's files are labelled from the folder's own name down,
+    a file given by name by the path as given."""
     from gotmpl2jinja.inputs import source_from_modelfile, template_origin
     from gotmpl2jinja.modelfile import parse_modelfile
 
@@ -138,7 +139,8 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         base = root.parent
         for path in files:
-            label = path.relative_to(base).as_posix()
+            # a file given by name is labelled as given: two `template.gotmpl` stay apart
+            label = root.as_posix() if root.is_file() else path.relative_to(base).as_posix()
             if path.suffix == ".gotmpl":
                 found.append(SweepInput(label, "gotmpl", path.read_bytes().decode("utf-8")))
             elif _is_modelfile(path):
