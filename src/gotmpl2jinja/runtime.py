@@ -283,14 +283,26 @@ def _json_value_inline(match: re.Match[str]) -> str:
     """`json_value(v)` with strings and small integers in line: on llama.cpp a macro call
     copies every variable in scope, and a number goes through five macros to reach its digits."""
     v = match.group(1)
-    return (f"(json_string({v}) if {v} is string else ({SMALL_INT.format(v=v, limit='@SAFE@')}"
-            f" else json_value({v})))")
+    return (f"(json_string({v}) if {v} is string else ({v}|string if "
+            f"{SMALL_INT.format(v=v, limit='@SAFE@')} else json_value({v})))")
 
 
 #: `v` is an integer that prints as its own digits in Go's JSON (and, with limit 1000000,
 #: in fmt's %v): nonzero (-0.0 reaches @huggingface/jinja as an integer, and Go prints `-0`),
 #: and within ±limit (float64 is exact below 2**53; %v switches to `1e+06` at a million).
-SMALL_INT = "{v}|string if {v} is integer and {v} != 0 and {v} < {limit} and {v} > 0 - {limit}"
+SMALL_INT = "{v} is integer and {v} != 0 and {v} < {limit} and {v} > 0 - {limit}"
+
+
+#: What json_parameters and json_function (which writes the parameters out) print between the
+#: parameters' `type` and `properties`: `$defs` and `items` unless null, `required` unless empty.
+_PARAMETER_FIELDS = """
+{%- if defs is not none -%}{{- ',"$defs":' ~ json_value(defs) -}}{%- endif -%}
+{%- if items is not none -%}{{- ',"items":' ~ json_value(items) -}}{%- endif -%}
+{%- if req is not none and req|length > 0 -%}
+{{- ',"required":[' -}}
+{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}"""
 
 
 #: Where a macro's body defines its inner helpers (see `_define`).
@@ -321,6 +333,7 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     top-level macro included, so a helper at the top costs each render; inside, only the
     calls that use it (all six engines define and call nested macros alike: a probe in
     tests/test_portability.py)."""
+    body = body.replace("@PARAMETER_FIELDS@", _PARAMETER_FIELDS)
     body = _JSON_VALUE_OF_NAME.sub(_json_value_inline, body)
     body = _JSON_STRING_OF_NAME.sub(_json_string_inline, body)
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))
@@ -631,7 +644,7 @@ _define(
     "json_number", "x",
     "Go json.Marshal of float64(x): shortest round-trip digits, no `.0`; exponent form "
     "(`1e-7`, `1e+21`, no zero padding) iff |x| < 1e-6 or |x| >= 1e21; `-0` for -0.0.",
-    "{%- if x is integer and x != 0 and x < @SAFE@ and x > 0 - @SAFE@ -%}{{- x|string -}}"
+    "{%- if " + SMALL_INT.format(v="x", limit="@SAFE@") + " -%}{{- x|string -}}"
     "{%- else -%}{{- _go_float(x, 'json') -}}{%- endif -%}",
     ("_go_float",),
 )
@@ -641,7 +654,7 @@ _define(
     "Go fmt %v of float64(x) (what `{{ . }}` prints for a JSON number): shortest round-trip "
     "digits, exponent form (`1e+06`, `1e-05`, sign and at least two digits) iff the decimal "
     "exponent is < -4 or >= 6 (`999999`, `1.234567e+06`); `-0` for -0.0.",
-    "{%- if x is integer and x != 0 and x < 1000000 and x > 0 - 1000000 -%}{{- x|string -}}"
+    "{%- if " + SMALL_INT.format(v="x", limit="1000000") + " -%}{{- x|string -}}"
     "{%- else -%}{{- _go_float(x, 'v') -}}{%- endif -%}",
     ("_go_float",),
 )
@@ -819,13 +832,7 @@ _define(
 {%- set defs = p.get('$defs') -%}{%- set items = p.get('items') -%}
 {%- set req = p.get('required') -%}
 {{- '{"type":' ~ json_string(p.get('type', '')) -}}
-{%- if defs is not none -%}{{- ',"$defs":' ~ json_value(defs) -}}{%- endif -%}
-{%- if items is not none -%}{{- ',"items":' ~ json_value(items) -}}{%- endif -%}
-{%- if req is not none and req|length > 0 -%}
-{{- ',"required":[' -}}
-{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
-{{- ']' -}}
-{%- endif -%}
+@PARAMETER_FIELDS@
 {{- ',"properties":' ~ json_properties(p.get('properties')) ~ '}' -}}
 """,
     ("json_string", "json_value", "json_properties"),
@@ -847,13 +854,7 @@ _define(
 {%- set props = p.get('properties') -%}
 {{- '{"name":' ~ json_string(name) ~ ',"description":' ~ json_string(desc)
     ~ ',"parameters":{"type":' ~ json_string(type) -}}
-{%- if defs is not none -%}{{- ',"$defs":' ~ json_value(defs) -}}{%- endif -%}
-{%- if items is not none -%}{{- ',"items":' ~ json_value(items) -}}{%- endif -%}
-{%- if req is not none and req|length > 0 -%}
-{{- ',"required":[' -}}
-{%- for r in req -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
-{{- ']' -}}
-{%- endif -%}
+@PARAMETER_FIELDS@
 {%- if props is none -%}{{- ',"properties":null}}' -}}
 {%- else -%}
 {{- ',"properties":{' -}}
@@ -1445,23 +1446,12 @@ MACROS: dict[str, Macro] = {
 
 def _closure(names: Iterable[str]) -> list[str]:
     """The macros named plus everything they call, each after its dependencies."""
-    order: list[str] = []
-    seen: set[str] = set()
-
-    def visit(name: str) -> None:
-        if name in seen:
-            return
+    names = list(names)
+    for name in names:
         if name not in MACROS:
             known = ", ".join(n for n in MACROS if not n.startswith("_"))
             raise UnknownMacroError(f"unknown runtime macro {name!r}; known: {known}")
-        seen.add(name)
-        for dep in MACROS[name].deps:
-            visit(dep)
-        order.append(name)
-
-    for name in names:
-        visit(name)
-    return order
+    return _in_call_order(names, _DEPS)
 
 
 def macro_source(names: Iterable[str]) -> str:
