@@ -4,6 +4,7 @@ of ollama-semantics.md §9 written out by hand."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 from functools import cache
@@ -160,6 +161,30 @@ def test_legacy_corpus_matches_go_on_every_engine(key: str) -> None:
     assert_same_as_go(source, jinja, SHAPES)
 
 
+def _role_sequences() -> list[dict[str, Any]]:
+    """Every sequence of up to four messages over the roles the loop tells apart (a tool
+    message, an unknown role, a role in capitals), each once with distinct contents and once
+    with the assistant's contents empty: the loop takes a pending value from the message
+    before where it can, and these are the neighbours that decide it."""
+    roles = ("system", "user", "assistant", "tool", "User", "odd")
+    found: list[dict[str, Any]] = []
+    for n in range(1, 5):
+        for seq in itertools.product(roles, repeat=n):
+            for empty in (False, True):
+                if empty and "assistant" not in seq:
+                    continue
+                found.append({"messages": [
+                    msg(role, "" if empty and role == "assistant" else f"{role[0]}{at}")
+                    for at, role in enumerate(seq)]})
+    return found
+
+
+def test_every_short_role_sequence_matches_go() -> None:
+    conversations = _role_sequences()
+    assert len(conversations) == 1554 + 774  # 6 + 36 + 216 + 1296, and those with an assistant
+    assert_same_as_go(CHATML_STYLE, translated(CHATML_STYLE), conversations)
+
+
 # --- §9 by hand ---------------------------------------------------------------------------------
 
 CHATML_STYLE = ("{{ if .System }}<s>{{ .System }}</s>\n{{ end }}"
@@ -250,9 +275,11 @@ def test_output_is_readable_jinja() -> None:
     # one macro for both renderings of a turn: the whole template, and the last turn's cut
     assert "{%- macro turn(system, prompt, response, final) %}" in jinja
     assert "final_turn" not in jinja
-    turn = "pending_turn['system'], pending_turn['prompt'], pending_turn['response']"
+    turn = "pending_head['system'], pending_head['prompt'], pending_response"
     assert f"{{{{- turn({turn}, false) }}}}" in jinja
     assert f"{{{{- turn({turn}, true) }}}}" in jinja
+    # the pending turn is read from the namespace only where the message before cannot tell
+    assert jinja.count("pending.head %}") == 4
     for line in jinja.splitlines():
         stripped = line.strip()
         if stripped.startswith(("{%", "{{")):
