@@ -10,6 +10,7 @@ string (llama-server passes an empty one as null; Go's is "").
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ ROLES = {
     "system messages to lower-case and join": ["System", "user", "SYSTEM", "system", "user"],
     "tool messages are never merged": ["user", "assistant", "tool", "tool", "user"],
     "one message": ["user"],
+    "an unknown role in a run": ["user", "odd", "odd", "assistant"],
+    "an unknown role between known ones": ["user", "odd", "user"],
+    "a role with newlines naming two": ["user", "user\n\nuser", "assistant"],
 }
 
 
@@ -67,6 +71,22 @@ def test_collate_matches_go(engines: list[Any], source: str, case: str) -> None:
     context = jinja_context(conv)
     for engine in engines:
         assert engine.render(jinja, context) == want, engine.name
+
+
+def test_every_short_role_sequence_matches_go(engines: list[Any]) -> None:
+    """The first pass looks for runs in the roles joined into one string, for the three roles
+    that merge, and sends every other role the long way: every sequence of up to three of
+    these roles, on every raw engine."""
+    roles = ("system", "user", "assistant", "tool", "User", "odd")
+    jinja = translate(INDEXED)
+    sequences = [list(seq) for n in range(1, 4) for seq in itertools.product(roles, repeat=n)]
+    assert len(sequences) == 6 + 36 + 216
+    for seq in sequences:
+        conv = conversation(seq)
+        want = reference.render(INDEXED, conv, lenient=True)
+        context = jinja_context(conv)
+        for engine in engines:
+            assert engine.render(jinja, context) == want, (engine.name, seq)
 
 
 @pytest.mark.parametrize("position", [0, 1, 2])

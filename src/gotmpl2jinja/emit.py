@@ -2204,11 +2204,13 @@ class Emitter:
         """Ollama's collate (roles lower-cased, consecutive messages of one role except tool
         merged) and .System (every system message, joined).
 
-        Most requests need no change: a first pass only marks what collate would change (in
-        a block `set`, so no namespace is read): a role not in lower case (all roles at once,
-        one `lower` for the lot: a filter call is dear on llama.cpp), a content that is not a
-        string, a role equal to the one before; where it marks nothing the request's own list
-        is used (two roles equal but for case are caught by the first test). Otherwise one
+        Most requests need no change: a first pass only marks what collate might change (in
+        a block `set`, so no namespace is read), with the roles joined into one string (a
+        filter call is dear on llama.cpp, a loop step on jinja2): a role not in lower case, two
+        like roles in a row (a substring, for the three roles that merge), and in one loop a
+        content that is not a string or a role other than system, user, assistant and tool
+        (an unknown role could hide a pair from the substrings, so it takes the long way);
+        where it marks nothing the request's own list is used. Otherwise one
         pass copies nothing where nothing changes: the list is cut and joined only around a
         merge or a message that changes (a role to lower-case, a content that is not a
         string), never rebuilt message by message (a Jinja list grows only by copying)."""
@@ -2224,18 +2226,23 @@ class Emitter:
             "{#- Ollama's collate: roles lower-cased, consecutive messages of one role (except"
             " tool) merged. The request's list is kept where that changes nothing, else cut"
             " only around what changes. #}",
-            "{%- set collated_roles = messages|map(attribute='role')|list %}",
+            "{%- set collated_roles = '\\n' ~ messages|map(attribute='role')|join('\\n\\n')"
+            " ~ '\\n' %}",
             "{%- set collated_marks %}",
-            "{%- if collated_roles|join('\\n')|lower != collated_roles|join('\\n') %}",
+            "{%- if collated_roles|lower != collated_roles"
+            " or '\\nsystem\\n\\nsystem\\n' in collated_roles"
+            " or '\\nuser\\n\\nuser\\n' in collated_roles"
+            " or '\\nassistant\\n\\nassistant\\n' in collated_roles %}",
             "    {{- 'x' }}",
+            "{%- else %}",
+            "    {%- for collated_message in messages %}",
+            "        {%- if collated_message['content'] is not string"
+            " or collated_message['role'] not in"
+            " ['system', 'user', 'assistant', 'tool'] %}",
+            "            {{- 'x' }}",
+            "        {%- endif %}",
+            "    {%- endfor %}",
             "{%- endif %}",
-            "{%- for collated_at in range(messages|length) %}",
-            "    {%- if messages[collated_at]['content'] is not string or (collated_at > 0"
-            " and collated_roles[collated_at] != 'tool'"
-            " and collated_roles[collated_at] == collated_roles[collated_at - 1]) %}",
-            "        {{- 'x' }}",
-            "    {%- endif %}",
-            "{%- endfor %}",
             "{%- endset %}",
             "{%- if collated_marks %}",
             *(INDENT + line for line in [
