@@ -1,11 +1,17 @@
-"""Shared test settings: hypothesis runs are reproducible and never touch a database on disk."""
+"""Shared test settings: hypothesis runs are reproducible and never touch a database on disk, and
+a CLI run inside the test process leaves the render time limits as it found them."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from gotmpl2jinja import engine_base, reference
+from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -27,3 +33,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _render_time_limits_restored() -> Iterator[None]:
+    """`--timeout` sets the time limit of every engine and of the shared Go renderer for the
+    rest of the process; a CLI test run in process (CliRunner) must not hand a test after it
+    its 1 or 2 seconds (a first render of a large template on minja takes about one)."""
+    saved = engine_base.render_timeout()
+    before = reference._shared  # only if some test has made it
+    saved_go = before.timeout if before is not None else DEFAULT_TIMEOUT
+    yield
+    engine_base.set_render_timeout(saved)
+    if reference._shared is not None:
+        reference._shared.timeout = saved_go
