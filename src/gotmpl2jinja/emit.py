@@ -49,7 +49,13 @@ COND, OR, AND, NOT, COMPARE, ARITH, CONCAT, ATOM = range(8)
 
 #: A message's content as Ollama's template sees it: llama-server passes an empty content as
 #: null (a Hugging Face caller passes the string), and Go's is then "".
-MESSAGE_CONTENT = "(message['content'] if message['content'] is string else '')"
+def content_of(message: str) -> str:
+    """The content of the message `message` as Ollama reads it: a content that is not a
+    string (llama-server's null for an empty one) is ''."""
+    return f"({message}['content'] if {message}['content'] is string else '')"
+
+
+MESSAGE_CONTENT = content_of("message")
 
 #: The keys of a request's message that Ollama's struct has and that may be left out, each with
 #: the value Go's zero prints like (in the order of api.Message's fields).

@@ -42,6 +42,7 @@ from gotmpl2jinja.emit import (
     Emitter,
     Expr,
     Retype,
+    content_of,
     fim_branch,
     header_name,
     merge_paths,
@@ -137,11 +138,6 @@ def _call(name: str, order: list[str], values: dict[str, str], final: bool) -> s
     return f"{{{{- {name}({', '.join([*args, 'true' if final else 'false'])}) }}}}"
 
 
-def _content_of(at: str) -> str:
-    """The content of message `at` as Ollama reads it (MESSAGE_CONTENT of another message)."""
-    return MESSAGE_CONTENT.replace("message[", f"messages[{at}][")
-
-
 def _legacy_loop(state: str, head: str, before: str, response: str,
                  flush: Callable[[str, str, str], str],
                  last: Callable[[str, str, str], str]) -> list[str]:
@@ -196,11 +192,11 @@ def _legacy_loop(state: str, head: str, before: str, response: str,
         f"            {{%- set {state}.head = {{'system': content, 'prompt': ''}} %}}",
         f"            {{%- set {state}.response = '' %}}",
         f"        {{%- elif {before} == 'system' and {lone} %}}",
-        f"            {{%- set {state}.head = {{'system': {_content_of('loop_at - 1')},"
+        f"            {{%- set {state}.head = {{'system': {content_of('messages[loop_at - 1]')},"
         " 'prompt': content} %}",
         "        {%- else %}",
         f"            {{%- set {head} = {state}.head %}}",
-        f"            {{%- set {response} = {_content_of('loop_at - 1')} if {before} =="
+        f"            {{%- set {response} = {content_of('messages[loop_at - 1]')} if {before} =="
         f" 'assistant' and {lone} else {state}.response %}}",
         f"            {{%- if {response} %}}",
         f"{INDENT * 4}{flush(system, prompt, response)}",
