@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from gotmpl2jinja import engine_base, reference
-from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT
+from gotmpl2jinja import engine_base
+from gotmpl2jinja.reference import shared_renderer
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -40,10 +40,7 @@ def _render_time_limits_restored() -> Iterator[None]:
     """`--timeout` sets the time limit of every engine and of the shared Go renderer for the
     rest of the process; a CLI test run in process (CliRunner) must not hand a test after it
     its 1 or 2 seconds (a first render of a large template on minja takes about one)."""
-    saved = engine_base.render_timeout()
-    before = reference._shared  # only if some test has made it
-    saved_go = before.timeout if before is not None else DEFAULT_TIMEOUT
+    saved, saved_go = engine_base.render_timeout(), shared_renderer().timeout
     yield
     engine_base.set_render_timeout(saved)
-    if reference._shared is not None:
-        reference._shared.timeout = saved_go
+    shared_renderer().timeout = saved_go  # (the Go process itself starts on first use only)
