@@ -141,11 +141,31 @@ def test_out_of_scope_kinds_on_llama_server() -> None:
     assert server_scope({"messages": [call, user]}) == "tool-call index"
     assert server_scope({"messages": [{"role": "system", "content": "s"}, user]},
                         system_role=False).startswith("system message")
+    named = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f"}}]}
+    assert server_scope({"messages": [user, named, user]}) is None
+    assert server_scope({"messages": [user, named, user]},
+                        object_arguments=False).startswith("tool-call arguments as a string")
     assert server_scope({"messages": [user], "think": False}) is None
     assert server_scope({"messages": [user], "think": False}, minja=True) == \
         "thinking control (minja era)"
     assert server_scope({"messages": [user]}) is None
     assert len(SERVER_OUT_OF_SCOPE) == 6
+
+
+def test_arguments_the_probe_does_not_see_are_out_of_scope_not_divergent() -> None:
+    # `index .Messages 0` prints the first message whole, tool calls and arguments included;
+    # llama.cpp's probe puts its tool call in the second message, finds no object arguments,
+    # and llama-server then hands the template every `arguments` as the request's JSON string
+    go = "{{ index .Messages 0 }}"
+    jinja = translate(go)
+    engine = get_engine("llamacpp-server")
+    assert not engine.caps(jinja)["supports_object_arguments"]  # type: ignore[attr-defined]
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "arguments": {}}}]}, {"role": "user", "content": "u"}]}
+    assert engine.render(jinja, jinja_context(conv)) != reference.render(go, conv)
+    assert engine.scope(conv, jinja).startswith(  # type: ignore[attr-defined]
+        "tool-call arguments as a string")
+    assert engine.scope(conv, translate(SEED.read_text(encoding="utf-8"))) is None  # type: ignore[attr-defined]
 
 
 def test_the_probe_sees_what_the_seed_supports() -> None:

@@ -103,6 +103,12 @@ MINJA_SERVER_OUT_OF_SCOPE = ("thinking control (minja era)", "tool use (minja-er
 #: messages out (as Ollama's does for these models) cannot be rendered as Ollama renders it.
 NO_SYSTEM_ROLE = "system message (the runtime's probe finds no system role)"
 
+#: Where llama.cpp's probe does not see the template print a tool call's argument value (a
+#: template that prints tool calls only of some messages, say), llama-server passes every
+#: tool call's `arguments` on as the request's JSON string, which no Jinja can parse back
+#: into the map Ollama's template prints.
+STRING_ARGUMENTS = "tool-call arguments as a string (the runtime's probe sees no object arguments)"
+
 #: How llama-server answers 400 to a request it cannot parse or convert (before any template
 #: runs): such a case is the runtime refusing the request, a kind of its own.
 _REFUSED_REQUEST = ("Failed to parse tools", "JSON schema conversion failed",
@@ -116,10 +122,11 @@ _REFUSED_REQUEST = ("Failed to parse tools", "JSON schema conversion failed",
 _REFUSED_TEMPLATE = "Unable to generate parser for this template"
 
 
-def server_scope(conv: dict[str, Any], *, minja: bool = False,
-                 system_role: bool = True) -> str | None:
+def server_scope(conv: dict[str, Any], *, minja: bool = False, system_role: bool = True,
+                 object_arguments: bool = True) -> str | None:
     """The first kind of SERVER_OUT_OF_SCOPE (and, for minja's era, MINJA_SERVER_OUT_OF_SCOPE,
-    and NO_SYSTEM_ROLE where the probe says so) that `conv` (a contract conversation) is of."""
+    and NO_SYSTEM_ROLE or STRING_ARGUMENTS where the probe says so) that `conv` (a contract
+    conversation) is of."""
     if "prompt" in conv or "suffix" in conv:
         return "fill-in-the-middle"
     messages = conv.get("messages", [])
@@ -140,6 +147,8 @@ def server_scope(conv: dict[str, Any], *, minja: bool = False,
     if minja and (conv.get("tools") or any(m.get("tool_calls") or m.get("role") == "tool"
                                            for m in messages)):
         return "tool use (minja-era polyfills)"
+    if not object_arguments and any(m.get("tool_calls") for m in messages):
+        return STRING_ARGUMENTS  # (last: it must not take cases from the kinds above)
     return None
 
 
@@ -176,8 +185,11 @@ class CppEngine:
         if refused is not None:
             return f"llama-server refuses the template ({refused})"
         caps = self.caps(template)
+        object_arguments = caps.get("supports_object_arguments",
+                                    caps.get("requires_object_arguments", True))
         return server_scope(conv, minja=self.engine == "minja",
-                            system_role=bool(caps.get("supports_system_role", True)))
+                            system_role=bool(caps.get("supports_system_role", True)),
+                            object_arguments=bool(object_arguments))
 
     def caps(self, template: str) -> dict[str, Any]:
         """What the runtime's capability probe finds `template` supports (cached)."""
