@@ -32,7 +32,7 @@ from gotmpl2jinja.engines import get_engines, is_raised, raw_engine_names  # noq
 from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError, TranslationError  # noqa: E402
 from gotmpl2jinja.modelfile import parse_modelfile  # noqa: E402
 from gotmpl2jinja.parser import parse  # noqa: E402
-from gotmpl2jinja.runtime import MACROS_OUTRO, NOT_UTF8  # noqa: E402
+from gotmpl2jinja.runtime import ADDRESS, MACROS_OUTRO, NOT_UTF8  # noqa: E402
 from gotmpl2jinja.verify import not_utf8, verify_template  # noqa: E402
 
 CORPUS = ROOT / "fixtures" / "corpus"
@@ -519,6 +519,66 @@ def test_nil_compares_like_go(source: str) -> None:
     assert outputs == dict.fromkeys(ENGINES, want)
 
 
+_CALLS_CONV: dict[str, Any] = {"messages": [
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "", "tool_calls": [{"id": "1", "function": {
+        "name": "f", "arguments": {"m": {"z": 1, "b": [1, "x", None]}, "l": [True, {"q": 2}],
+                                   "n": None, "e": []}}}]}],
+    "tools": _TOOLS}
+_PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+
+
+@pytest.mark.parametrize(("source", "fails_with_calls", "fails_plain"), [
+    # slices and maps: eq/ne by nil-ness where one is nil, Go's error where neither is
+    ("{{ eq .Tools .Tools }}{{ ne .Tools .Tools }}{{ range .Messages }}"
+     "{{ eq .ToolCalls .ToolCalls }}{{ end }}", True, False),
+    ("{{ range .Messages }}{{ eq .ToolCalls .ToolCalls }}{{ end }}", True, False),
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ ne .Function.Arguments .Function.Arguments }}"
+     "{{ end }}{{ end }}", True, False),
+    ("{{ range .Messages }}{{ eq $.Tools $.Tools }}{{ end }}{{ eq .Messages .Messages }}", True,
+     True),
+    # a struct that holds a map or a slice: never comparable
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ eq . . }}{{ end }}{{ end }}", True, False),
+    # lt (le, gt, ge) of a bool or of anything not basic fails, whatever it holds
+    ("{{ range .Messages }}{{ if .ToolCalls }}{{ ge .ToolCalls .ToolCalls }}{{ end }}x"
+     "{{ end }}", True, False),
+    ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ lt .IsThinkSet .IsThinkSet }}'
+     "{{ end }}{{ end }}", True, False),
+    # index of what is not an array, slice, string or map; a map key of the wrong type
+    ("{{ range .Messages }}{{ if .ToolCalls }}{{ index . 0 }}{{ end }}{{ end }}", True, False),
+    ("{{ range .Tools }}{{ index .Function.Parameters.Properties 0 }}{{ end }}"
+     "{{ if .Messages }}{{ end }}", True, False),
+    # %s and %v of a type with String(): String() formatted as a string (width, precision)
+    ('{{ printf "%s|%-9.5s|%+v|%12v" .Tools .Tools .Tools .Tools }}{{ range .Tools }}'
+     '{{ printf "%s;%s" . .Function.Parameters.Properties }}{{ end }}{{ range .Messages }}'
+     '{{ range .ToolCalls }}{{ printf "%-40s|" .Function.Arguments }}{{ end }}{{ end }}',
+     False, False),
+    # range over a decoded-JSON value: a map's values in key order, a list, nothing for null
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+     "{{ range $v }}<{{ . }}>{{ else }}E{{ end }}{{ range $x := $v }}[{{ $x }}]{{ end }}"
+     "{{ end }}{{ end }}{{ end }}", False, False),
+    ('{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
+     '{{ if eq $k "m" }}{{ range $v }}{{ range . }}{{ . }}{{ end }}{{ end }}{{ end }}{{ end }}'
+     "{{ end }}{{ end }}", True, False),
+])
+def test_go_failures_and_nil_comparisons_of_other_kinds_match_go(
+        source: str, fails_with_calls: bool, fails_plain: bool) -> None:
+    """Where Go fails by the operand's kind alone (eq of two non-nil slices, lt of a struct,
+    index of an int), or where nil-ness decides, the Jinja raises exactly there too."""
+    jinja = translate(source)
+    for conv, fails in ((_CALLS_CONV, fails_with_calls), (_PLAIN_CONV, fails_plain)):
+        try:
+            reference.render(source, conv)
+            failed = False
+        except Gotmpl2JinjaError:
+            failed = True
+        assert failed == fails, conv
+        _assert_same_as_go(source, jinja, conv)
+    result = verify_template(source, jinja, cases=30, exhaustive=1, engines=raw_engine_names(),
+                             seed=3)
+    assert result.ok, result.divergences[0]
+
+
 #: Keys a Python dict has as methods: jinja2 returns the method for `d.items` / `d['items']`
 #: when the key is absent, so the translator reads them with `.get`.
 _DICT_METHOD_ACCESS = re.compile(
@@ -535,7 +595,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
-    ("{{ print .Messages }}{{ range .Messages }}{{ end }}", "printing a value of Go type"),
+    ("{{ range .Messages }}{{ index .Content 0 }}{{ end }}", "index of Go type string"),
     ("{{ range .Messages }}{{ .Images }}{{ end }}", "Images of \\*templateMessage"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:
@@ -618,6 +678,37 @@ def test_granite_raises_where_go_prints_a_cut_character(name: str) -> None:
     whole = {"messages": [_m("document éx", "D"), _m("user", "q")]}
     assert "éx" in reference.render(source, whole)
     _assert_same_as_go(source, jinja, whole)
+
+
+@pytest.mark.parametrize("source", [
+    "{{ .Messages }}", "{{ print .Messages }}", '{{ or .Messages "c" }}',
+    '{{ printf "%v|" (slice .Messages 1) }}',
+    "{{ range .Tools }}{{ range $k, $v := .Function.Parameters.Properties }}{{ $v }};{{ end }}"
+    "{{ end }}{{ if .Messages }}{{ end }}",
+])
+def test_raises_where_go_prints_a_memory_address(source: str) -> None:
+    """A pointer inside a printed value (each *templateMessage of `.Messages`, a property's
+    nested properties) prints as an address that changes from run to run: the translation
+    raises the contract's ADDRESS failure exactly there, and prints Go's bytes elsewhere."""
+    jinja = translate(source)
+    nested = {"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"o": {"type": "object", "properties": {
+            "x": {"type": "string"}}}}}}}
+    flat = {"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"s": {"type": "string", "description": "d",
+                                               "enum": ["a", 1]}}}}}
+    two = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    pointers = {"messages": two, "tools": [nested]}
+    want = reference.render(source, pointers)
+    assert re.search(r"0x[0-9a-f]{6,}", want), want
+    for engine in get_engines(raw_engine_names()):
+        with pytest.raises(RenderError, match="memory address") as info:
+            engine.render(jinja, jinja_context(pointers))
+        assert ADDRESS in str(info.value), engine.name
+    none = {"messages": two[:1], "tools": [flat]}  # `slice` leaves none; no nested properties
+    if ".Tools" in source or "slice" in source:
+        assert "0x" not in reference.render(source, none)
+        _assert_same_as_go(source, jinja, none)
 
 
 def test_a_cut_past_the_prefix_really_is_not_utf8_in_go() -> None:

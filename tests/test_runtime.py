@@ -561,7 +561,7 @@ def test_print_property_refuses_what_go_prints_as_a_pointer(engines: list[Engine
     jinja = macro_source(["print_property"]) + (
         "{{ print_property(tools[0].function.parameters.properties.n) }}")
     for engine in engines:
-        with pytest.raises(TemplateRaised, match="pointer address"):
+        with pytest.raises(TemplateRaised, match="memory address"):
             engine.render(jinja, jinja_context(conversation))
 
 

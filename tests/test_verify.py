@@ -17,8 +17,9 @@ from conftest import FIXTURES
 from gotmpl2jinja.cli import cli
 from gotmpl2jinja.conversation import validate
 from gotmpl2jinja.engines import ENGINES, raw_engine_names
+from gotmpl2jinja.runtime import ADDRESS
 from gotmpl2jinja.strategies import exhaustive_conversations, exhaustive_count
-from gotmpl2jinja.verify import Outcome, VerifyResult, describe_diff, visible
+from gotmpl2jinja.verify import Outcome, VerifyResult, agree, describe_diff, visible
 from gotmpl2jinja.verify import verify_template as _verify_template
 
 CHATML_GO = (FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl").read_text()
@@ -258,6 +259,15 @@ def test_diff_of_a_shorter_output() -> None:
 def test_diff_when_jinja_raises_but_go_renders() -> None:
     diff = describe_diff(Outcome(output="ok"), Outcome(error="boom", raised=True), "hfjinja")
     assert diff == "hfjinja raised: boom\nGo rendered 2 characters"
+
+
+def test_the_address_failure_agrees_only_where_go_prints_an_address() -> None:
+    raised = Outcome(error=f"raise_exception: {ADDRESS}", raised=True)
+    assert agree(Outcome(output="[0xc000012340 0xc000012380]"), raised)
+    assert not agree(Outcome(output="[]"), raised)  # no pointer printed: Go's bytes are due
+    assert agree(Outcome(error="template: boom"), raised)  # Go failed (later on): both fail
+    assert not agree(Outcome(output="[0xc000012340]"), Outcome(output="[0xc000012340]x"))
+    assert not agree(Outcome(output="[0xc000012340]"), Outcome(error="other", raised=True))
 
 
 @pytest.fixture()

@@ -116,6 +116,39 @@ BASIC_KINDS = {GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL, GoType.ANY}
 #: Go's nil values: a missing key of the root map and a template's nil argument.
 NIL_TYPES = {GoType.NIL, GoType.NO_DATA}
 
+#: Go types of one kind that is not basic (struct, pointer, slice, map): eq/lt fail on them
+#: by their kind alone, whatever value they hold (ANY, MIXED and CHOICE are known only later).
+NON_BASIC = {
+    GoType.MESSAGES, GoType.MESSAGE, GoType.TOOL_CALLS, GoType.TOOL_CALL, GoType.CALL_FUNCTION,
+    GoType.ARGS, GoType.TOOLS, GoType.TOOL, GoType.TOOL_FUNCTION, GoType.PARAMETERS,
+    GoType.PROPERTIES, GoType.PROPERTY, GoType.PROPERTY_TYPE, GoType.STRINGS, GoType.ANYS,
+}
+
+#: Struct types whose Go type is not comparable (each holds a map or a slice): eq of two of
+#: them fails ("non-comparable type") whatever they hold.
+INCOMPARABLE_STRUCTS = {
+    GoType.TOOL_CALL, GoType.CALL_FUNCTION, GoType.TOOL, GoType.TOOL_FUNCTION,
+    GoType.PARAMETERS, GoType.PROPERTY,
+}
+
+#: Slices and maps whose Go nil-ness the contract's variables tell (as the json_* macros
+#: print it: `null`): the Jinja test for nil of each. eq of two nil ones is true; of a nil
+#: and a non-nil one false; of two non-nil ones an error (slices and maps are not comparable).
+NIL_TESTS = {
+    GoType.MESSAGES: "{a}|length == 0",
+    GoType.TOOL_CALLS: "{c} is not defined or {c} is none or {a}|length == 0",
+    GoType.TOOLS: "{c} is not defined or {c} is none",
+    GoType.PROPERTIES: "{c} is not defined or {c} is none",
+    GoType.ARGS: "{c} is not defined or {c} is none",
+}
+
+#: Types with a String() method (Ollama's JSON printers; PropertyType's own): fmt prints
+#: String() for %v, %s, %q, %x and %X (handleMethods), formatted as a string.
+STRINGERS = {
+    GoType.ARGS, GoType.PROPERTIES, GoType.TOOLS, GoType.TOOL, GoType.TOOL_FUNCTION,
+    GoType.PARAMETERS, GoType.PROPERTY_TYPE,
+}
+
 #: Go's names of the operand types printf prints by themselves (%T, %!d(string=…), EXTRA).
 GO_TYPE_NAMES = {GoType.STRING: "string", GoType.INT: "int", GoType.BOOL: "bool",
                  GoType.FLOAT: "float64"}
@@ -836,6 +869,11 @@ class Emitter:
         if coll.type == GoType.RAISE:
             self.output(coll)
             return
+        if coll.type == GoType.ANY:
+            if index_var is not None:
+                raise self.error("range $k, $v over a decoded-JSON value: not supported (its "
+                                 "key is a string for a map, an int for a list)", node)
+            coll = self.json_elements(coll)
         if coll.type == GoType.INT:
             if index_var is not None:
                 raise self.error("range over an integer takes one variable", node)
@@ -945,6 +983,27 @@ class Emitter:
             self.bind_range_else(decl, coll)
             self.body(node.else_list)
             self.line("{%- endif %}")
+
+    def json_elements(self, value: Expr) -> Expr:
+        """What `range` walks in a decoded-JSON value, as a list: a map's values in key order,
+        a list itself, nothing for null; Go fails on a string, a number or a bool (before
+        any `else`, so the failure comes first here too)."""
+        a = value.wrap(COMPARE)
+        items = self.fresh_name("json_elements")
+        self.line(f"{{%- set {items} = namespace(list=[]) %}}")
+        self.line(f"{{%- if {a} is mapping %}}")
+        self.depth += 1
+        key, element = self.fresh_name("json_key"), self.fresh_name("json_element")
+        self.line(f"{{%- for {key}, {element} in {sorted_items(value.wrap(ATOM))} %}}")
+        self.line(f"{INDENT}{{%- set {items}.list = {items}.list + [{element}] %}}")
+        self.line("{%- endfor %}")
+        self.depth -= 1
+        self.line(f"{{%- elif {a} is string or {a} is number or {a} is boolean %}}")
+        self.line(f"{INDENT}{{{{- raise_exception(\"range can't iterate over this value\") }}}}")
+        self.line(f"{{%- elif {a} is not none %}}")
+        self.line(f"{INDENT}{{%- set {items}.list = {value.code} %}}")
+        self.line("{%- endif %}")
+        return Expr(f"{items}.list", GoType.ANYS, ATOM, stable=True)
 
     def bind_range_else(self, decl: list[Variable], coll: Expr) -> None:
         """In a range's `else`, Go's range variables hold the collection itself (evalPipeline
@@ -1238,6 +1297,15 @@ class Emitter:
         if t == GoType.PROPERTY_TYPE and e.owner is not None:
             self.macros.add("print_property_type")
             return Expr(f"print_property_type({e.owner})", GoType.STRING)
+        if t == GoType.MESSAGES:
+            # fmt prints each *templateMessage of the slice as its memory address: only an
+            # empty (or nil) one prints the same bytes twice; elsewhere the contract's failure
+            c = self.concrete(e).wrap(ATOM)
+            return Expr(f"'[]' if {c}|length == 0 else {self.raising(runtime.ADDRESS).code}",
+                        GoType.STRING, COND, stable=e.stable, loop=e.loop)
+        if t == GoType.PROPERTY:  # (Go struct syntax; a nested map's pointer: the failure)
+            self.macros.add("print_property")
+            return Expr(f"print_property({e.code})", GoType.STRING)
         raise self.error(f"printing a value of Go type {t.value} is not supported", node)
 
     def truth(self, e: Expr) -> Expr:
@@ -1663,6 +1731,12 @@ class Emitter:
         types = {a.type, b.type}
         if types & NIL_TYPES:
             return self.compare_nil(op, a, b, node)
+        if ordered and (types & NON_BASIC or types == {GoType.BOOL}):
+            # lt (and le, gt, ge, which call it) takes only numbers and strings: Go fails on
+            # a bool or on any value of another kind, before looking at the other operand
+            return self.raising("invalid type for comparison")
+        if not ordered and a.type == b.type and a.type in INCOMPARABLE_STRUCTS | set(NIL_TESTS):
+            return self.compare_by_nil(op, a, b)
         if a.type != b.type:
             if types == {GoType.ANY, GoType.STRING} and not ordered:
                 # a JSON null is Go's nil: equal to no string, and no error either
@@ -1703,6 +1777,23 @@ class Emitter:
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
+
+    def compare_by_nil(self, op: str, a: Expr, b: Expr) -> Expr:
+        """eq/ne of two values of one Go type that is not comparable: a struct fails; slices
+        and maps are compared by nil-ness when either is nil, and fail when neither is."""
+        if a.type in INCOMPARABLE_STRUCTS:
+            return self.raising("non-comparable type")
+        nil_a, nil_b = (NIL_TESTS[e.type].format(c=e.wrap(COMPARE), a=e.wrap(ATOM))
+                        for e in (a, b))
+        fail = "raise_exception('non-comparable type')"
+        if a.code == b.code:  # (one value: nil equals itself)
+            return Expr(f"{'true' if op == '==' else 'false'} if {nil_a} else {fail}",
+                        GoType.BOOL, COND, stable=a.stable, loop=a.loop)
+        both = f"({nil_a}) and ({nil_b})"  # (one of them is nil: equal when both are)
+        if op == "!=":
+            both = f"not ({both})"
+        return Expr(f"{both} if ({nil_a}) or ({nil_b}) else {fail}", GoType.BOOL, COND,
+                    stable=a.stable and b.stable, loop=a.loop or b.loop)
 
     def compare_nil(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
         """Go's eq/ne with a nil operand (a missing key, no data, a JSON null): nil equals nil
@@ -1839,6 +1930,11 @@ class Emitter:
                         COND, stable=coll.stable)
         if coll.type == GoType.NIL:
             return self.raising("index of untyped nil")
+        if coll.type in (GoType.INT, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
+            # not an array, slice, string or map (a struct pointer is dereferenced first)
+            return self.raising(f"can't index item of type {coll.type.value}")
+        if coll.type == GoType.PROPERTIES and key.type != GoType.STRING:
+            return self.raising(f"value has type {key.type.value}; should be string")
         raise self.error(f"index of Go type {coll.type.value}: not supported", node)
 
     def fn_slice(self, args: list[Expr], node: nodes.Node) -> Expr:
@@ -1979,6 +2075,11 @@ class Emitter:
         if type_name is None:
             if verb.verb == "v" and verb.plain:  # fmt's %v is what Sprint prints
                 return self.text(arg, node, sprint=True)
+            if arg.type in STRINGERS and verb.verb in "vs" and not verb.has("#"):
+                # String(), then width and precision as for a string (`+` means nothing there)
+                return self.printf_value(replace(verb, flags=verb.flags.replace("+", "")),
+                                         self.text(arg, node, sprint=True), "string", fmt,
+                                         node, sharp_v=False)
             raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
                              "not supported", node)
         if verb.verb == "T":
