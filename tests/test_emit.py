@@ -579,6 +579,28 @@ def test_go_failures_and_nil_comparisons_of_other_kinds_match_go(
     assert result.ok, result.divergences[0]
 
 
+@pytest.mark.parametrize("directive", ["%s", "%d", "%v", "%-7s", "%9d", "%-12v", "%3s"])
+def test_printf_of_messages_calls_and_json_values_prints_fmts_fields(directive: str) -> None:
+    """fmt's printValue: every field and element with the directive's verb and width, a verb a
+    field does not take as %!d(string=…), nil inside unpadded, at the top printArg's."""
+    source = ("{{ range .Messages }}{{ printf \"" + directive + "|\" . }}{{ range .ToolCalls }}"
+              "{{ printf \"" + directive + "|\" . }}{{ range $k, $v := .Function.Arguments }}"
+              "{{ printf \"" + directive + ";\" $v }}{{ end }}{{ end }}"
+              "{{ printf \"" + directive + "|\" .ToolCalls }}{{ end }}")
+    conv = {"messages": [
+        {"role": "user", "content": "héllo wörld"},
+        {"role": "assistant", "content": "", "thinking": "t", "tool_calls": [
+            {"id": "c1", "function": {"name": "f", "index": 3, "arguments": {
+                "m": {"z": 1, "é": [1.5, "x", None, True, -0.0, 1e21]}, "n": None,
+                "s": "ü", "b": False, "f": 123456789.25, "l": []}}},
+            {"function": {"name": "g"}}]}]}
+    jinja = translate(source)
+    want = reference.render(source, conv)
+    assert "%!" in want or directive[-1] == "v", want  # the verbs fields do not take show
+    for engine in get_engines(raw_engine_names()):
+        assert engine.render(jinja, jinja_context(conv)) == want, engine.name
+
+
 #: Keys a Python dict has as methods: jinja2 returns the method for `d.items` / `d['items']`
 #: when the key is absent, so the translator reads them with `.get`.
 _DICT_METHOD_ACCESS = re.compile(

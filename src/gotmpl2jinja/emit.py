@@ -491,6 +491,8 @@ class Emitter:
     #: Placeholder codes of values with no exact Jinja (a string's byte count, a run-time
     #: padding): writing one out raises its error, so only exact uses of them get through.
     refusals: dict[str, TranslationError] = field(default_factory=dict)
+    #: Placeholders (refusals anywhere else) that become their code where they are printed.
+    printable: dict[str, str] = field(default_factory=dict)
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -506,6 +508,16 @@ class Emitter:
         key = f"\x00refused{len(self.refusals)}\x00"
         self.refusals[key] = error
         return key
+
+    def printed_only(self, code: str, node: nodes.Node | None) -> Expr:
+        """A string in which Go prints a memory address: `code` raises the contract's ADDRESS
+        failure where Go prints one, which is right only where the string is printed (Go may
+        also store, compare or measure it without failing), so anywhere else it is refused."""
+        key = self.refused(self.error(
+            "a value in which Go prints a memory address, used other than printed (stored, "
+            "compared, measured or tested): not supported", node))
+        self.printable[key] = f"({code})"
+        return Expr(key, GoType.STRING, ATOM)
 
     def check_refusals(self, text: str) -> None:
         if "\x00refused" in text:
@@ -541,6 +553,9 @@ class Emitter:
                 parts.append(expr)
         self.pending = []
         code = " ~ ".join(p.wrap(ATOM) if len(parts) > 1 else p.code for p in parts)
+        if "\x00refused" in code:
+            for key, printed in self.printable.items():
+                code = code.replace(key, printed)
         self.check_refusals(code)
         self.lines.append(INDENT * self.depth + "{{- " + code + " }}")
 
@@ -1301,11 +1316,11 @@ class Emitter:
             # fmt prints each *templateMessage of the slice as its memory address: only an
             # empty (or nil) one prints the same bytes twice; elsewhere the contract's failure
             c = self.concrete(e).wrap(ATOM)
-            return Expr(f"'[]' if {c}|length == 0 else {self.raising(runtime.ADDRESS).code}",
-                        GoType.STRING, COND, stable=e.stable, loop=e.loop)
+            return self.printed_only(
+                f"'[]' if {c}|length == 0 else {self.raising(runtime.ADDRESS).code}", node)
         if t == GoType.PROPERTY:  # (Go struct syntax; a nested map's pointer: the failure)
             self.macros.add("print_property")
-            return Expr(f"print_property({e.code})", GoType.STRING)
+            return self.printed_only(f"print_property({e.code})", node)
         raise self.error(f"printing a value of Go type {t.value} is not supported", node)
 
     def truth(self, e: Expr) -> Expr:
@@ -2080,6 +2095,10 @@ class Emitter:
                 return self.printf_value(replace(verb, flags=verb.flags.replace("+", "")),
                                          self.text(arg, node, sprint=True), "string", fmt,
                                          node, sharp_v=False)
+            if verb.verb in "sdv" and set(verb.flags) <= {"-"} and verb.precision is None:
+                composite = self.printf_composite(verb, arg, node)
+                if composite is not None:
+                    return composite
             raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
                              "not supported", node)
         if verb.verb == "T":
@@ -2095,6 +2114,56 @@ class Emitter:
             verb = replace(verb, flags=verb.flags.replace("#", "").replace("+", ""))
             return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=sharp_v)
         return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=False)
+
+    def printf_composite(self, verb: Verb, arg: Expr, node: nodes.Node) -> Expr | None:
+        """%s, %d or %v (a width and `-` at most) of a decoded-JSON value, a message, its tool
+        calls or one call, as fmt's printValue prints them (runtime.go_fmt_*); None for the
+        others (a pointer inside prints its address, or a type name of Go's package)."""
+        t, c = arg.type, arg.code
+        params = (f"{runtime.literal(verb.verb)}, {-1 if verb.width is None else verb.width}, "
+                  f"{'true' if verb.has('-') else 'false'}")
+        if t == GoType.ANY:  # at the top, nil is printArg's: padded <nil> for %v, else %!s(<nil>)
+            self.macros.add("go_fmt_json")
+            nil = (self.padded(const_expr("<nil>"), verb, zero=False) if verb.verb == "v"
+                   else const_expr(f"%!{verb.verb}(<nil>)"))
+            return Expr(f"{nil.code} if {arg.wrap(COMPARE)} is none else "
+                        f"go_fmt_json({c}, {params})", GoType.STRING, COND, stable=arg.stable,
+                        loop=arg.loop)
+        if t == GoType.ARGS and verb.verb == "d":  # (String() is only for %s and %v)
+            self.macros.add("go_fmt_json")
+            return Expr(f"'map[]' if {arg.wrap(COMPARE)} is not defined or "
+                        f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
+                        GoType.STRING, COND, stable=arg.stable, loop=arg.loop)
+        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
+            macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
+            self.macros.add(macro)
+            return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
+                        loop=arg.loop)
+        if t == GoType.MESSAGE:  # the pointer at the top: & and the struct, field by field
+            self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
+            self.macros.update(("go_fmt_string", "go_fmt_tool_calls"))
+            m = arg.wrap(ATOM)
+            thinking, calls, name, call_id = (item_or(m, key, MESSAGE_DEFAULTS[key])
+                                              for key in OPTIONAL_MESSAGE_KEYS)
+            fields = [f"go_fmt_string({m}['role'], {params})",
+                      f"go_fmt_string({m}['content'], {params})",
+                      f"go_fmt_string({thinking}, {params})", "'[]'",
+                      f"go_fmt_tool_calls({calls}, {params})",
+                      f"go_fmt_string({name}, {params})", f"go_fmt_string({call_id}, {params})"]
+            return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
+                        stable=arg.stable)
+        if t == GoType.MESSAGES and verb.verb == "v":  # each element's address, padded
+            return self.text(arg, node)
+        if t == GoType.MESSAGES:
+            raise self.error(f"printf %s or %d of {t.value}: Go prints each message's "
+                             "address, or its Go type's name (`%!s(*template.templateMessage="
+                             "…)`), which only Ollama's source decides", node)
+        if t == GoType.PROPERTY:
+            raise self.error(f"printf %s or %d of {t.value}: Go prints its nested "
+                             "properties' pointer (an address), or its Go type's name "
+                             "(`%!s(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
+                             "source decides", node)
+        return None
 
     def printf_value(self, verb: Verb, arg: Expr, type_name: str, fmt: str, node: nodes.Node,
                      *, sharp_v: bool) -> Expr:
@@ -2132,6 +2201,9 @@ class Emitter:
                         stable=arg.stable, loop=arg.loop)
         if type_name == "float64" and verb.verb == "v" and verb.plain:
             return self.text(arg, node, sprint=True)
+        if type_name == "float64" and verb.verb == "v" and set(verb.flags) <= {"-"} \
+                and verb.precision is None:  # %v's digits, padded (`0` would pad after a sign)
+            return self.padded(self.text(arg, node, sprint=True), verb, zero=False)
         raise unsupported
 
     def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:

@@ -1415,6 +1415,103 @@ _define(
 
 
 # ---------------------------------------------------------------------------------------------
+# printf's %s, %d and %v (with a width and `-`) of composite values: fmt's printValue, every
+# field and element printed with the directive's verb and width (a string or number field is
+# padded by itself; a verb it does not take prints as %!d(string=…), the value in %v)
+
+_define(
+    "go_fmt_string", "s, verb, width, minus",
+    "fmt of a string inside a printed value for verb `s`, `v` or `d` (`width` -1: none): the "
+    "string padded by runes; for `d` in `%!d(string=…)`.",
+    """
+{%- set t = go_pad_string(s, width, minus, false) if width >= 0 else s -%}
+{{- t if verb != 'd' else '%!d(string=' ~ t ~ ')' -}}
+""",
+    ("go_pad_string",),
+)
+
+_define(
+    "go_fmt_int", "n, verb, width, minus",
+    "fmt of an int field (a tool call's Index, 0 when absent) for verb `s`, `v` or `d`: its "
+    "digits padded; for `s` in `%!s(int=…)`.",
+    """
+{%- set t = go_pad((0 if n is not defined or n is none else n|int)|string, width, minus,
+    false) -%}
+{{- t if verb != 's' else '%!s(int=' ~ t ~ ')' -}}
+""",
+    ("go_pad",),
+)
+
+_define(
+    "go_fmt_json", "v, verb, width, minus",
+    "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for "
+    "verb `s`, `v` or `d`: nil `<nil>` (unpadded), a bool or a float64 padded in %v, wrapped "
+    "as `%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a string as "
+    "go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
+    """
+{%- if v is not defined or v is none -%}{{- '<nil>' -}}
+{%- elif v is boolean -%}
+{%- set t = go_pad('true' if v else 'false', width, minus, false) -%}
+{{- t if verb == 'v' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
+{%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus) -}}
+{%- elif v is number -%}
+{%- set t = go_pad(print_number(v), width, minus, false) -%}
+{{- t if verb == 'v' else '%!' ~ verb ~ '(float64=' ~ t ~ ')' -}}
+{%- elif v is mapping -%}
+{{- 'map[' -}}
+{%- for k, x in @SORTED(v)@ -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus) ~ ':'
+    ~ go_fmt_json(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in v -%}{{- (' ' if not loop.first else '') ~ go_fmt_json(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("go_fmt_string", "go_pad", "print_number"),
+)
+
+_define(
+    "go_fmt_tool_call", "c, verb, width, minus",
+    "fmt of one templateToolCall for verb `s`, `v` or `d`: `{ID {INDEX NAME ARGS}}`, each "
+    "field by itself; ARGS by String() (as a padded string) for `s` and `v`, as a map for `d` "
+    "(`map[]` when the call has none).",
+    """
+{%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
+{%- set args = fn.arguments if fn.arguments is defined else none -%}
+{%- if verb == 'd' -%}{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb,
+    width, minus) -%}
+{%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus) -%}
+{%- endif -%}
+{{- '{' ~ go_fmt_string(c.id if c.id is defined and c.id is not none else '', verb, width, minus)
+    ~ ' {' ~ go_fmt_int(fn.index, verb, width, minus) ~ ' '
+    ~ go_fmt_string(fn.name if fn.name is defined and fn.name is not none else '', verb, width,
+    minus) ~ ' ' ~ shown ~ '}}' -}}
+""",
+    ("go_fmt_string", "go_fmt_int", "go_fmt_json", "print_arguments"),
+)
+
+_define(
+    "go_fmt_tool_calls", "calls, verb, width, minus",
+    "fmt of a message's ToolCalls for verb `s`, `v` or `d`: `[` go_fmt_tool_call joined by "
+    "spaces `]`; `[]` when none.",
+    """
+{{- '[' -}}
+{%- if calls is defined and calls is not none -%}
+{%- for c in calls -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus) -}}
+{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("go_fmt_tool_call",),
+)
+
+
+# ---------------------------------------------------------------------------------------------
 # dates
 
 _define(
