@@ -381,6 +381,9 @@ def test_constructs_match_go(source: str) -> None:
     '{{ template "v" . }}{{ template "r" .Messages }}',
     '{{ define "t" }}{{ range . }}{{ .Function.Name }}{{ end }}{{ end }}{{ template "t" .Tools }}'
     '{{ if .Messages }}{{ end }}',
+    # a nil printed, json'd and Sprint'ed where the translator cannot fold it to a constant
+    '{{ define "t" }}{{ . }}|{{ json . }}|{{ print . }}{{ end }}{{ template "t" .Foo }}'
+    "{{ with $x := .Foo }}{{ else }}{{ $x }}{{ json $x }}{{ end }}{{ range .Messages }}{{ end }}",
     # an undefined template is an execution error in Go
     '{{ template "nope" . }}{{ range .Messages }}{{ end }}',
 ])
@@ -537,6 +540,10 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
      "{{ end }}{{ end }}", True, False),
     ("{{ range .Messages }}{{ eq $.Tools $.Tools }}{{ end }}{{ eq .Messages .Messages }}", True,
      True),
+    # nil against a slice or map: its nil-ness; against a struct or a message: false
+    ("{{ eq nil .Tools }}{{ ne .Tools nil }}{{ range .Messages }}{{ eq .ToolCalls nil }}"
+     "{{ eq nil . }}{{ ne . nil }}{{ range .ToolCalls }}{{ eq nil .Function.Arguments }}{{ end }}"
+     "{{ end }}{{ eq .Messages nil }}", False, False),
     # a struct that holds a map or a slice: never comparable
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ eq . . }}{{ end }}{{ end }}", True, False),
     # lt (le, gt, ge) of a bool or of anything not basic fails, whatever it holds
@@ -553,6 +560,13 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
      '{{ printf "%s;%s" . .Function.Parameters.Properties }}{{ end }}{{ range .Messages }}'
      '{{ range .ToolCalls }}{{ printf "%-40s|" .Function.Arguments }}{{ end }}{{ end }}',
      False, False),
+    # a key of the arguments or of a decoded-JSON map as a field; String() before a key
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments.m }}|"
+     "{{ .Function.Arguments.zz }}|{{ .Function.Arguments.String }}|"
+     "{{ json .Function.Arguments.n }}{{ range $k, $v := .Function.Arguments }}"
+     '{{ if eq $k "m" }}{{ $v.z }}{{ $v.q }}{{ end }}{{ end }}{{ end }}{{ end }}', False, False),
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+     "[{{ $v.z }}]{{ end }}{{ end }}{{ end }}", True, False),
     # range over a decoded-JSON value: a map's values in key order, a list, nothing for null
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
      "{{ range $v }}<{{ . }}>{{ else }}E{{ end }}{{ range $x := $v }}[{{ $x }}]{{ end }}"
@@ -731,6 +745,23 @@ def test_raises_where_go_prints_a_memory_address(source: str) -> None:
     if ".Tools" in source or "slice" in source:
         assert "0x" not in reference.render(source, none)
         _assert_same_as_go(source, jinja, none)
+
+
+@pytest.mark.parametrize("source", [
+    "{{ range .Messages }}{{ if slice .Content 1 }}y{{ else }}n{{ end }}"
+    "{{ if not (slice .Content 1 2) }}N{{ end }}|{{ end }}",
+    "{{ range .Messages }}{{ len (slice .Content 1) }}{{ len (slice .Content 0 1) }}|{{ end }}",
+])
+def test_a_cut_character_tested_or_measured_is_bytes_not_a_failure(source: str) -> None:
+    """Go's truth and len of a slice that cuts a character are those of its bytes: only
+    printing the cut fails (NOT_UTF8), so testing or measuring it renders Go's bytes."""
+    jinja = translate(source)
+    for content in ("é", "éa", "ab"):
+        conv = {"messages": [{"role": "user", "content": content}]}
+        _assert_same_as_go(source, jinja, conv)
+        for engine in get_engines(["llamacpp", "minja"]):
+            assert engine.render(jinja, jinja_context(conv)) == reference.render(source, conv)
+    _assert_same_as_go(source, jinja, {"messages": [{"role": "user", "content": "a"}]})
 
 
 def test_a_cut_past_the_prefix_really_is_not_utf8_in_go() -> None:

@@ -1207,8 +1207,21 @@ class Emitter:
                         maybe_undefined=info.maybe_missing, owner=base.code)
         if name in UNMODELLED_FIELDS.get(t, set()):
             raise self.error(f".{name} of {t.value}: not supported", node)
+        if t == GoType.ARGS and name == "String":  # a method comes before a key of that name
+            return self.text(base, node)
+        if t == GoType.ARGS:  # the key's value; a missing key is Go's invalid value (nil)
+            return replace(self.index_one(base, const_expr(name), node), maybe_undefined=True)
+        if t == GoType.ANY and not base.maybe_undefined:
+            # a key of a decoded-JSON map; Go fails on anything else (a null included)
+            b, key = base.wrap(COMPARE), quote(name)
+            fail = quote(f"can't evaluate field {name} in a non-map value")
+            return Expr(f"({base.wrap(ATOM)}[{key}] if {key} in {b} else none) if {b} is mapping "
+                        f"else raise_exception({fail})", GoType.ANY, COND, stable=base.stable,
+                        loop=base.loop, maybe_undefined=True)
         if t in (GoType.ARGS, GoType.ANY):
-            raise self.error(f".{name} on {t.value}: map field access not supported", node)
+            # a missing key's value is Go's invalid value, whose fields are nil again, while a
+            # null's fields fail: Jinja's none cannot tell the two apart
+            raise self.error(f".{name} on a map value that may be missing: not supported", node)
         if name == "String" and t in (GoType.ARGS, GoType.TOOLS, GoType.PROPERTIES,
                                       GoType.PROPERTY_TYPE, GoType.TOOL):
             return self.text(base, node)
@@ -1312,6 +1325,8 @@ class Emitter:
         if t == GoType.PROPERTY_TYPE and e.owner is not None:
             self.macros.add("print_property_type")
             return Expr(f"print_property_type({e.owner})", GoType.STRING)
+        if t in NIL_TYPES and "raise_exception(" not in e.code:  # nil, whatever its code
+            return const_expr("<nil>" if sprint else "<no value>")
         if t == GoType.MESSAGES:
             # fmt prints each *templateMessage of the slice as its memory address: only an
             # empty (or nil) one prints the same bytes twice; elsewhere the contract's failure
@@ -1330,6 +1345,11 @@ class Emitter:
             return const_expr(bool(e.const))
         if e.bytes_of is not None:
             return self.truth(e.bytes_of)  # no bytes exactly when no characters
+        if e.cut is not None:  # non-empty bytes, a cut character's included
+            self.macros.add("go_slice_equals")
+            return Expr(f"go_slice_equals({', '.join(e.cut)}, '') == 'F'", GoType.BOOL, COMPARE,
+                        stable=e.stable, loop=e.loop,
+                        negated=f"go_slice_equals({', '.join(e.cut)}, '') == 'T'")
         if e.choice is not None:
             return e.choice.truth
         if t in STRUCTS and "raise_exception(" in e.code:
@@ -1821,6 +1841,12 @@ class Emitter:
         if other.type == GoType.ANY:
             return Expr(f"{other.wrap(COMPARE)} is {'' if op == '==' else 'not '}none",
                         GoType.BOOL, COMPARE, stable=other.stable, loop=other.loop)
+        if other.type in NIL_TESTS:  # a slice or map equals nil exactly when it is nil
+            test = NIL_TESTS[other.type].format(c=other.wrap(COMPARE), a=other.wrap(ATOM))
+            return Expr(test if op == "==" else f"not ({test})", GoType.BOOL,
+                        OR if op == "==" else NOT, stable=other.stable, loop=other.loop)
+        if other.type in STRUCTS and "raise_exception(" not in other.code:
+            return const_expr(op == "!=")  # (a struct, or a pointer to one, is never nil)
         if other.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing nil with Go type {other.type.value}: not supported",
                              node)
@@ -1891,6 +1917,10 @@ class Emitter:
                 return const_expr(len(str(a.const).encode("utf-8")))
             if a.known_bytes is not None:
                 return a.known_bytes
+            if a.cut is not None:  # (its bytes, not a string: a cut character counts too)
+                self.macros.add("go_slice_len")
+                return Expr(f"go_slice_len({', '.join(a.cut)})|int", GoType.INT, ATOM,
+                            stable=a.stable, loop=a.loop, non_negative=True)
             # Go counts UTF-8 bytes; the engines count code points, UTF-16 units or bytes, so
             # the runtime counts them itself (comparisons near a known prefix stay cheaper)
             self.macros.add("go_len")
@@ -1911,6 +1941,8 @@ class Emitter:
         return item
 
     def index_one(self, coll: Expr, key: Expr, node: nodes.Node) -> Expr:
+        if coll.type == GoType.RAISE:  # (Go fails evaluating the operand first)
+            return coll
         if coll.type in SLICE_ELEMENTS:
             if key.type != GoType.INT:
                 return self.raising("cannot index slice with a non-integer")
@@ -2311,6 +2343,8 @@ class Emitter:
             return self.text(a, node)
         if a.type == GoType.INT:
             return self.text(a, node)
+        if a.type in NIL_TYPES and "raise_exception(" not in a.code:
+            return const_expr("null")  # (nil, whatever its code)
         if a.type == GoType.ARGS:
             self.macros.add("json_arguments")
             return Expr(f"json_arguments({a.code})", GoType.STRING)

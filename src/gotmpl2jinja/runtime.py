@@ -1209,6 +1209,20 @@ _define(
 )
 
 _define(
+    "go_slice_len", "s, i, j",
+    "Go's len of `slice s i j` of a string (`j` none: to the end): its bytes, a cut character "
+    "included; Go's failure out of range.",
+    """
+{%- set total = go_len(s)|int -%}
+{%- set stop = total if j is none else j -%}
+{%- if i < 0 or stop < i or stop > total -%}{{- raise_exception('slice: index out of range') -}}
+{%- else -%}{{- stop - i -}}
+{%- endif -%}
+""",
+    ("go_len",),
+)
+
+_define(
     "go_runes", "s",
     "The number of runes (code points) of the string `s`, which Go's fmt pads by, on every "
     "engine: |length where it counts code points; bytes less the 64 kinds of continuation "
