@@ -567,6 +567,12 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
      '{{ if eq $k "m" }}{{ $v.z }}{{ $v.q }}{{ end }}{{ end }}{{ end }}{{ end }}', False, False),
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
      "[{{ $v.z }}]{{ end }}{{ end }}{{ end }}", True, False),
+    # break/continue inside with: the rest of the body runs with the dot from before it
+    ('{{ range $i, $m := .Messages }}<{{ with .Content }}{{ if eq . "hi" }}{{ continue }}'
+     '{{ end }}[{{ . }}]{{ else }}{{ if eq $m.Role "assistant" }}{{ break }}{{ end }}E{{ end }}'
+     "{{ .Role }}>{{ end }}!{{ range .Messages }}{{ with $x := .ToolCalls }}{{ range . }}"
+     "{{ .Function.Name }}{{ end }}{{ continue }}{{ else with .Thinking }}T{{ . }}{{ break }}"
+     "{{ end }}-{{ .Role }}{{ end }}", False, False),
     # range over a decoded-JSON value: a map's values in key order, a list, nothing for null
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
      "{{ range $v }}<{{ . }}>{{ else }}E{{ end }}{{ range $x := $v }}[{{ $x }}]{{ end }}"

@@ -354,6 +354,22 @@ class BreakFlag(nodes.Node):
     """Stands where a Go `break` was: sets the loop's "done" flag (see `without_loop_control`)."""
 
 
+@dataclass
+class LoopWith(nodes.WithNode):
+    """A `with` whose branches took the rest of a loop body (see `without_loop_control`):
+    in its first branch that rest follows a RestoreDot with the same key."""
+
+    key: int = 0
+
+
+@dataclass
+class RestoreDot(nodes.Node):
+    """Where the rest of a loop body starts inside a LoopWith's first branch: `.` (and what is
+    known true) is again what it was before the `with`."""
+
+    key: int = 0
+
+
 def counts_itself(node: nodes.RangeNode) -> bool:
     """Whether a range over a slice may walk it by index. Not when its body calls a defined
     template: on minja a macro runs in its caller's scope and may set the element's name,
@@ -397,15 +413,24 @@ def without_loop_control(lst: list[nodes.Node]) -> list[nodes.Node]:
                 pos=node.pos))
             return out
         if isinstance(node, nodes.WithNode) and has_loop_control([node]):
-            raise TranslationError("break/continue inside with: not supported",
-                                   line=node.pos.line, col=node.pos.col)
+            # as for `if`, but the rest runs with the dot from before the `with`
+            rest, key = lst[i + 1:], id(node)
+            then = without_loop_control([*node.list.nodes, RestoreDot(key=key, pos=node.pos),
+                                         *rest])
+            other = without_loop_control((node.else_list.nodes if node.else_list else [])
+                                         + rest)
+            out.append(LoopWith(
+                pipe=node.pipe, list=nodes.ListNode(nodes=then, pos=node.list.pos),
+                else_list=nodes.ListNode(nodes=other, pos=node.pos) if other else None,
+                pos=node.pos, key=key))
+            return out
         out.append(node)
     return out
 
 
 def has_break(lst: list[nodes.Node]) -> bool:
     return any(isinstance(n, BreakFlag) or (
-        isinstance(n, nodes.IfNode) and (has_break(n.list.nodes) or (
+        isinstance(n, (nodes.IfNode, nodes.WithNode)) and (has_break(n.list.nodes) or (
             n.else_list is not None and has_break(n.else_list.nodes))))
         for n in lst)
 
@@ -491,6 +516,8 @@ class Emitter:
     #: Placeholder codes of values with no exact Jinja (a string's byte count, a run-time
     #: padding): writing one out raises its error, so only exact uses of them get through.
     refusals: dict[str, TranslationError] = field(default_factory=dict)
+    #: The dot and truths from before each LoopWith, by key (see RestoreDot).
+    outer_dots: dict[int, tuple[Expr, set[str]]] = field(default_factory=dict)
     #: Placeholders (refusals anywhere else) that become their code where they are printed.
     printable: dict[str, str] = field(default_factory=dict)
 
@@ -589,6 +616,9 @@ class Emitter:
         elif isinstance(node, BreakFlag):
             flag = self.loops[-1].break_flag
             self.line(f"{{%- set {flag}.done = true %}}")
+        elif isinstance(node, RestoreDot):
+            self.dot, truthy = self.outer_dots[node.key]
+            self.truthy = set(truthy)
         elif isinstance(node, (nodes.BreakNode, nodes.ContinueNode)):
             raise self.error("break/continue left after rewriting", node)
         elif isinstance(node, nodes.ListNode):
@@ -839,6 +869,8 @@ class Emitter:
         value = self.bind(node.pipe, node) if node.pipe.decl else self.pipeline(node.pipe)
         truth = self.truth(value)
         saved = self.dot
+        if isinstance(node, LoopWith):
+            self.outer_dots[node.key] = (saved, set(self.truthy))
         if truth.is_const:
             if truth.const:
                 self.dot = value
