@@ -567,6 +567,11 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
      '{{ if eq $k "m" }}{{ $v.z }}{{ $v.q }}{{ end }}{{ end }}{{ end }}{{ end }}', False, False),
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
      "[{{ $v.z }}]{{ end }}{{ end }}{{ end }}", True, False),
+    # missingkey=zero: a missing key is nil, so a field of it fails as a null's does
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments.m.z }}"
+     "{{ json .Function.Arguments.m.q }}{{ end }}{{ end }}", False, False),
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments.zz.y }}{{ end }}{{ end }}",
+     True, False),
     # break/continue inside with: the rest of the body runs with the dot from before it
     ('{{ range $i, $m := .Messages }}<{{ with .Content }}{{ if eq . "hi" }}{{ continue }}'
      '{{ end }}[{{ . }}]{{ else }}{{ if eq $m.Role "assistant" }}{{ break }}{{ end }}E{{ end }}'

@@ -1239,21 +1239,17 @@ class Emitter:
                         maybe_undefined=info.maybe_missing, owner=base.code)
         if name in UNMODELLED_FIELDS.get(t, set()):
             raise self.error(f".{name} of {t.value}: not supported", node)
-        if t == GoType.ARGS and name == "String":  # a method comes before a key of that name
-            return self.text(base, node)
-        if t == GoType.ARGS:  # the key's value; a missing key is Go's invalid value (nil)
-            return replace(self.index_one(base, const_expr(name), node), maybe_undefined=True)
-        if t == GoType.ANY and not base.maybe_undefined:
-            # a key of a decoded-JSON map; Go fails on anything else (a null included)
+        if t == GoType.ARGS and name != "String":  # (a method comes before a key)
+            # the key's value; missingkey=zero makes a missing one nil
+            return self.index_one(base, const_expr(name), node)
+        if t == GoType.ANY:
+            # a key of a decoded-JSON map; Go fails on anything else, nil (a JSON null or a
+            # missing key) included
             b, key = base.wrap(COMPARE), quote(name)
-            fail = quote(f"can't evaluate field {name} in a non-map value")
+            reason = quote(f"can't evaluate field {name} in a non-map value")
             return Expr(f"({base.wrap(ATOM)}[{key}] if {key} in {b} else none) if {b} is mapping "
-                        f"else raise_exception({fail})", GoType.ANY, COND, stable=base.stable,
-                        loop=base.loop, maybe_undefined=True)
-        if t in (GoType.ARGS, GoType.ANY):
-            # a missing key's value is Go's invalid value, whose fields are nil again, while a
-            # null's fields fail: Jinja's none cannot tell the two apart
-            raise self.error(f".{name} on a map value that may be missing: not supported", node)
+                        f"else raise_exception({reason})", GoType.ANY, COND, stable=base.stable,
+                        loop=base.loop)
         if name == "String" and t in (GoType.ARGS, GoType.TOOLS, GoType.PROPERTIES,
                                       GoType.PROPERTY_TYPE, GoType.TOOL):
             return self.text(base, node)
