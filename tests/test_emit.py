@@ -567,6 +567,11 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
      '{{ if eq $k "m" }}{{ $v.z }}{{ $v.q }}{{ end }}{{ end }}{{ end }}{{ end }}', False, False),
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
      "[{{ $v.z }}]{{ end }}{{ end }}{{ end }}", True, False),
+    ('{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
+     '{{ if eq $k "m" }}{{ index $v "z" }}{{ index $v "nope" }}{{ index $v $k }}{{ end }}'
+     "{{ end }}{{ end }}{{ end }}", False, False),
+    ('{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
+     '{{ index $v "z" }}{{ end }}{{ end }}{{ end }}', True, False),
     # missingkey=zero: a missing key is nil, so a field of it fails as a null's does
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ .Function.Arguments.m.z }}"
      "{{ json .Function.Arguments.m.q }}{{ end }}{{ end }}", False, False),
@@ -642,7 +647,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
-    ("{{ range .Messages }}{{ index .Content 0 }}{{ end }}", "index of Go type string"),
+    ("{{ range .Messages }}{{ index .Content 0 }}{{ end }}", "one byte of the text"),
     ("{{ range .Messages }}{{ .Images }}{{ end }}", "Images of \\*templateMessage"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:

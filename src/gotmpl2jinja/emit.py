@@ -2010,6 +2010,16 @@ class Emitter:
             return self.raising(f"can't index item of type {coll.type.value}")
         if coll.type == GoType.PROPERTIES and key.type != GoType.STRING:
             return self.raising(f"value has type {key.type.value}; should be string")
+        if coll.type == GoType.ANY and key.type == GoType.STRING:
+            # a decoded-JSON map's key (nil when missing); a list, a string or a scalar fails
+            c = coll.wrap(COMPARE)
+            return Expr(f"({coll.wrap(ATOM)}[{key.code}] if {key.wrap(COMPARE)} in {c} else none) "
+                        f"if {c} is mapping else raise_exception('cannot index with a string')",
+                        GoType.ANY, COND, stable=coll.stable and key.stable, loop=coll.loop)
+        if coll.type in (GoType.ANY, GoType.STRING) and key.type == GoType.INT:
+            raise self.error(f"index of {coll.type.value} by a number: Go gives one byte of "
+                             "the text, as a number, which no portable Jinja computes from a "
+                             "character", node)
         raise self.error(f"index of Go type {coll.type.value}: not supported", node)
 
     def fn_slice(self, args: list[Expr], node: nodes.Node) -> Expr:
