@@ -583,6 +583,12 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
      "{{ .Role }}>{{ end }}!{{ range .Messages }}{{ with $x := .ToolCalls }}{{ range . }}"
      "{{ .Function.Name }}{{ end }}{{ continue }}{{ else with .Thinking }}T{{ . }}{{ break }}"
      "{{ end }}-{{ .Role }}{{ end }}", False, False),
+    # float constants every engine parses (`1e+21` is not Jinja on minja, llama.cpp or hf.js),
+    # and js/urlquery of numbers, booleans, nil and constants
+    ('{{ $f := 1e21 }}{{ range .Messages }}{{ $f = 1.5e-7 }}{{ end }}{{ $f }}|{{ json $f }}|'
+     '{{ urlquery $f }}|{{ js $f }}|{{ js "a<b>&=\\"\'\\\\" }}|{{ urlquery "a b+é~" 1.5e9 }}|'
+     "{{ js nil }}{{ urlquery nil }}|{{ js 1 2 }}|{{ urlquery true }}"
+     "{{ range .Messages }}{{ end }}", False, False),
     # range over a decoded-JSON value: a map's values in key order, a list, nothing for null
     ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
      "{{ range $v }}<{{ . }}>{{ else }}E{{ end }}{{ range $x := $v }}[{{ $x }}]{{ end }}"

@@ -17,9 +17,11 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 from gotmpl2jinja import nodes, runtime
 from gotmpl2jinja.analysis import (
@@ -297,6 +299,22 @@ class Choice:
 MAX_LOOP_NESTING = 20
 
 
+def float_literal(value: float) -> str:
+    """A float64 as a Jinja literal every engine reads back as that float: plain decimals
+    (minja and llama.cpp cannot parse `1e+21`, @huggingface/jinja reads it as `1e + 21`),
+    with the shortest digits that round-trip."""
+    if value != 0 and abs(value) < sys.float_info.min:
+        # a subnormal: llama.cpp's std::stod refuses its literal, so it is computed, exactly
+        # (a whole number of 2**-1074: an integer over 2**52, times the least normal float)
+        steps = int(math.ldexp(abs(value), 1074))
+        least = format(Decimal(repr(sys.float_info.min)), "f")
+        return f"({'-' if value < 0 else ''}{steps}.0 / 4503599627370496.0 * {least})"
+    text = repr(value)
+    if "e" in text:
+        text = format(Decimal(text), "f")
+    return text if "." in text else text + ".0"
+
+
 def const_expr(value: object) -> Expr:
     """A Go constant as a Jinja literal."""
     if isinstance(value, bool):
@@ -306,8 +324,8 @@ def const_expr(value: object) -> Expr:
         return Expr(str(value), GoType.INT, ATOM if value >= 0 else ARITH, const=value,
                     is_const=True, stable=True, non_negative=value >= 0)
     if isinstance(value, float):
-        return Expr(repr(value), GoType.FLOAT, ATOM if value >= 0 else ARITH, const=value,
-                    is_const=True, stable=True)
+        return Expr(float_literal(value), GoType.FLOAT, ATOM if value >= 0 else ARITH,
+                    const=value, is_const=True, stable=True)
     assert isinstance(value, str)
     return Expr(quote(value), GoType.STRING, const=value, is_const=True, stable=True)
 
@@ -347,6 +365,24 @@ def go_float(value: float) -> str:
     if point >= len(digits):
         return sign + digits + "0" * (point - len(digits))
     return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _js_ascii(text: str) -> str | None:
+    """Go's JSEscapeString of an ASCII text (None beyond ASCII, where Go asks
+    unicode.IsPrint)."""
+    if not text.isascii():
+        return None
+    special = {"\\": "\\\\", "'": "\\'", '"': '\\"', "<": "\\u003C", ">": "\\u003E",
+               "&": "\\u0026", "=": "\\u003D"}
+    return "".join(special.get(c, f"\\u00{ord(c):02X}" if c < " " else c) for c in text)
+
+
+def _query_escape(text: str) -> str:
+    """Go's url.QueryEscape of a text known here: unreserved bytes kept, space as `+`, every
+    other UTF-8 byte as %XX."""
+    keep = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
+    return "".join(chr(b) if b in keep else "+" if b == 0x20 else f"%{b:02X}"
+                   for b in text.encode("utf-8"))
 
 
 @dataclass
@@ -2359,6 +2395,46 @@ class Emitter:
             return const_expr(escaped)
         self.macros.add("go_html")
         return Expr(f"go_html({text.code})", GoType.STRING, stable=text.stable, loop=text.loop)
+
+    def fn_js(self, args: list[Expr], node: nodes.Node) -> Expr:
+        """Go's js (JSEscapeString of evalArgs' text): exact where the text is known to be
+        ASCII (numbers, booleans, nil, constants), since Go escapes a non-ASCII character it
+        cannot print by its code point, which portable Jinja has no way to read."""
+        return self.escaped(args, node, "js", _js_ascii, lambda e, t: e)
+
+    def fn_urlquery(self, args: list[Expr], node: nodes.Node) -> Expr:
+        """Go's urlquery (url.QueryEscape of evalArgs' text): exact for numbers, booleans, nil
+        and constants; a string known only at run time would need its UTF-8 bytes."""
+
+        def at_run_time(e: Expr, t: GoType) -> Expr:
+            if t != GoType.FLOAT:  # digits, `-`, true/false: nothing to escape
+                return e
+            self.macros.add("go_query_number")  # (an exponent's `+`)
+            return Expr(f"go_query_number({e.code})", GoType.STRING, stable=e.stable,
+                        loop=e.loop)
+
+        return self.escaped(args, node, "urlquery", _query_escape, at_run_time)
+
+    def escaped(self, args: list[Expr], node: nodes.Node, name: str,
+                constant: Callable[[str], str | None],
+                at_run_time: Callable[[Expr, GoType], Expr]) -> Expr:
+        """evalArgs' text of `args` (one string as it is, else fmt.Sprint with a nil as
+        `<no value>`) escaped: `constant` escapes a constant text (None: it cannot), and
+        `at_run_time` one number's or boolean's text."""
+        if len(args) == 1 and args[0].type in (GoType.INT, GoType.FLOAT, GoType.BOOL) \
+                and not args[0].is_const:
+            return at_run_time(self.text(args[0], node, sprint=True), args[0].type)
+        if all(a.is_const and (a.type in GO_TYPE_NAMES or a.type in NIL_TYPES) for a in args):
+            parts = [const_expr("<no value>") if a.type in NIL_TYPES else a for a in args]
+            text = parts[0] if len(parts) == 1 and parts[0].type == GoType.STRING \
+                else self.fn_print(parts, node)
+            assert text.is_const
+            result = constant(str(text.const))
+            if result is not None:
+                return const_expr(result)
+        raise self.error(f"{name} of a value known only at run time (or holding characters "
+                         f"beyond ASCII): Go escapes by a character's code point or UTF-8 bytes, "
+                         f"which no portable Jinja reads", node)
 
     def fn_call(self, args: list[Expr], node: nodes.Node) -> Expr:
         """No value of Ollama's data model is a function: Go's `call` always fails."""

@@ -1051,6 +1051,12 @@ _define(
 )
 
 _define(
+    "go_query_number", "s",
+    "url.QueryEscape of a float64's %v text `s` (digits, `.`, `-`, `e`, `+`): its `+` as `%2B`.",
+    "{{- s.replace('+', '%2B') -}}",
+)
+
+_define(
     "go_html", "s",
     "Go's html of the string `s` (template.HTMLEscapeString): `&` `'` `<` `>` `\"` as `&amp;` "
     "`&#39;` `&lt;` `&gt;` `&#34;`, and NUL as U+FFFD. No literal can hold a NUL where the "
