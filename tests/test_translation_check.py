@@ -288,7 +288,7 @@ def test_generator_findings_are_translated_exactly(name: str) -> None:
 
 
 @pytest.mark.parametrize("source", [
-    "{{ range .Messages }}{{ with .Content }}{{ break }}{{ end }}{{ end }}",
+    '{{ range .Messages }}{{ printf "%x" .Content }}{{ end }}',  # a string's bytes in hex
     "{{ range .Messages }}{{ index .Content 0 }}{{ end }}",  # a byte's value
 ])
 def test_generator_refusals_carry_name_line_and_column(source: str) -> None:
