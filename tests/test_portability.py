@@ -44,6 +44,19 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         "{% for x in xs %}{{ x is integer }},{% endfor %}|{{ (xs[0]|string) ~ (xs[3]|string) }}",
         {"xs": [5, 5.0, -0.0, -7, True]},
         everywhere("True,False,False,True,False,|5-7", hfjinja="true,false,false,true,false,|5-7")),
+    # --- why float constants are written in plain decimals (emit.float_literal) ------------
+    "float literal with an exponent": (
+        "{{ (1e+21 + 0.0) == 1000000000000000000000.0 }}", {},
+        everywhere("True", hfjinja=ERROR, llamacpp=ERROR, minja=ERROR)),
+    "float literal in plain decimals": (
+        "{{ 1000000000000000000000.0 > 999999999999999900000.0 }}|{{ 0.0000001 < 0.000001 }}",
+        {}, everywhere("True|True", hfjinja="true|true")),
+    "subnormal float literal": (
+        "{{ 0." + "0" * 322 + "5 > 0.0 }}", {},
+        everywhere("True", hfjinja="true", llamacpp=ERROR)),
+    "subnormal as a product": (
+        "{{ (1.0 / 4503599627370496.0 * 0." + "0" * 307 + "22250738585072014) > 0.0 }}", {},
+        everywhere("True", hfjinja="true")),
     # --- why a helper only one macro calls is defined inside it (runtime._define) -----------
     "macro defined inside a macro's branch, recursive, calling a sibling": (
         "{% macro outer(x) %}{% if x %}{% macro a(n) %}<{{ n }}>{% endmacro %}"

@@ -627,3 +627,11 @@ def test_indented_macros_render_like_flush_left_ones(engines: list[Engine]) -> N
         indented_out = engine.render(macro_block(["json_value"]) + call, {"v": value})
         assert indented_out == engine.render(flush + call, {"v": value})
         assert indented_out == '{"a":true,"b":[1,2.5,null,{"x":"\\u003cy\\u003e"}],"keys":"k"}'
+
+
+def test_the_module_docstring_names_every_public_macro() -> None:
+    """The docstring's list of public macros is the API a reader meets first: kept whole."""
+    import gotmpl2jinja.runtime as module
+
+    listed = set(re.findall(r"\b[a-z_]+\b", module.__doc__ or ""))
+    assert [name for name in public_macros() if name not in listed] == []

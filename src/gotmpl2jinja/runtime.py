@@ -44,7 +44,11 @@ print_strings, print_int; tools — json_tools, json_tool, json_function, json_p
 json_properties, print_properties, json_property, print_property, print_property_type,
 typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls,
 json_tool_call, print_tool_calls, print_tool_call, print_tool_call_function, json_arguments,
-print_arguments; dates — yesterday_date. `gotmpl2jinja runtime --list` prints every contract.
+print_arguments; the template's structs as json — json_message, json_messages; Go's builtins
+and fmt — go_pad, go_pad_string, go_int, go_html, go_query_number, go_len, go_slice,
+go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int, go_fmt_json,
+go_fmt_tool_call, go_fmt_tool_calls; dates — yesterday_date. `gotmpl2jinja runtime --list`
+prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
 `|float` turns it into FloatValue(-0), printed `-0.0`), and int-vs-float does not matter because
