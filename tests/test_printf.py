@@ -37,6 +37,11 @@ PRINTF_TEMPLATES = [
     '{{ range $i, $m := .Messages }}{{ printf "%-+05d|%0-5d|%+05d|% 05d|%#5x|%#-8X|%08.3x|'
     '%-8.3o" $i $i $i $i $i $i $i $i }}{{ end }}{{ printf "%d %x %+d %5.3X %o %#O" -42 -255 -1'
     " -7 -8 9 }}",
+    # %f, %F, %e, %E of constants: the exact binary value rounded half to even (2.5 → 2,
+    # 2.675 → 2.67, 0.25 → 0.2), the sign kept at zero, a subnormal's digits
+    '{{ printf "%5.2f|%f|%.0f|%+08.3f|%-9.1f|% e|%.3E|%F|%.2f|%.1f|%.2f|%e" 1.5 0.1 2.5'
+    " -3.14159 1e21 123456.789 0.000123 1.0 2.675 0.25 -0.001 5e-324 }}"
+    "{{ range .Messages }}{{ end }}",
     # booleans pad with zeros too; bad verbs print %!verb(type=value) with the flags
     '{{ range $i, $m := .Messages }}{{ printf "{%t|%5t|%-6t.|%05t|%v|%d|%+s|%5s|%#t}" (eq $i'
     ' 1) (eq $i 1) (eq $i 0) true $m.Role $m.Role $i $i $i }}{{ end }}',

@@ -2310,6 +2310,14 @@ class Emitter:
         if type_name == "float64" and verb.verb == "v" and set(verb.flags) <= {"-"} \
                 and verb.precision is None:  # %v's digits, padded (`0` would pad after a sign)
             return self.padded(self.text(arg, node, sprint=True), verb, zero=False)
+        if type_name == "float64" and arg.is_const and verb.verb in "fFeE" \
+                and not verb.has("#"):
+            # a constant, formatted here: C's %f/%e, like Go's, round the exact binary value
+            # half to even, and take the same flags, width and precision (6 by default)
+            spec = "%" + verb.flags + ("" if verb.width is None else str(verb.width)) \
+                + ("" if verb.precision is None else f".{verb.precision}") + verb.verb.lower()
+            text = spec % float(arg.const)  # type: ignore[arg-type]
+            return const_expr(text.upper() if verb.verb == "E" else text)
         raise unsupported
 
     def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
