@@ -42,6 +42,10 @@ PRINTF_TEMPLATES = [
     '{{ printf "%5.2f|%f|%.0f|%+08.3f|%-9.1f|% e|%.3E|%F|%.2f|%.1f|%.2f|%e" 1.5 0.1 2.5'
     " -3.14159 1e21 123456.789 0.000123 1.0 2.675 0.25 -0.001 5e-324 }}"
     "{{ range .Messages }}{{ end }}",
+    # %x, %X of float constants: Go's hex float, normalised (subnormals too), signs, padding
+    '{{ printf "%x|%X|%+x|% x|%012x|%-12x|%x|%x|%x|%x|%x|%x|%012X|%014x" 1.5 1.5 1.5 1.5 1.5'
+    " 0.1 0.0 1e6 5e-324 2.0 -0.0 1.7976931348623157e308 2.5e-310 -2.0 }}"
+    "{{ range .Messages }}{{ end }}",
     # booleans pad with zeros too; bad verbs print %!verb(type=value) with the flags
     '{{ range $i, $m := .Messages }}{{ printf "{%t|%5t|%-6t.|%05t|%v|%d|%+s|%5s|%#t}" (eq $i'
     ' 1) (eq $i 1) (eq $i 0) true $m.Role $m.Role $i $i $i }}{{ end }}',

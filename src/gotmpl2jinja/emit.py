@@ -367,6 +367,30 @@ def go_float(value: float) -> str:
     return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
+def _go_hex_float(value: float, verb: Verb) -> str:
+    """Go's %x/%X of a float64 constant (strconv's 'x' format, shortest): `0x1.8p+00`, the
+    mantissa normalised to a leading 1 (subnormals too), the exponent in at least two digits;
+    then fmtFloat's sign flags and padding (zeros after the sign)."""
+    if value == 0:
+        body = "0x0p+00"
+    else:
+        fraction, exponent = math.frexp(abs(value))  # abs(value) = fraction * 2**exponent
+        bits = int(fraction * 2.0**53) - (1 << 52)  # the 52 bits after the leading 1
+        digits = f"{bits:013x}".rstrip("0")
+        body = f"0x1{'.' + digits if digits else ''}p{'+' if exponent > 0 else '-'}" \
+            f"{abs(exponent - 1):02d}"
+    negative = math.copysign(1.0, value) < 0
+    sign = "-" if negative else "+" if verb.has("+") else " " if verb.has(" ") else ""
+    width = verb.width or 0
+    if verb.has("0") and not verb.has("-") and width > len(sign + body):
+        text = sign + "0" * (width - len(sign + body)) + body
+    elif verb.has("-"):
+        text = (sign + body).ljust(width)
+    else:
+        text = (sign + body).rjust(width)
+    return text.upper() if verb.verb == "X" else text
+
+
 def _js_ascii(text: str) -> str | None:
     """Go's JSEscapeString of an ASCII text (None beyond ASCII, where Go asks
     unicode.IsPrint)."""
@@ -2310,6 +2334,9 @@ class Emitter:
         if type_name == "float64" and verb.verb == "v" and set(verb.flags) <= {"-"} \
                 and verb.precision is None:  # %v's digits, padded (`0` would pad after a sign)
             return self.padded(self.text(arg, node, sprint=True), verb, zero=False)
+        if type_name == "float64" and arg.is_const and verb.verb in "xX" \
+                and verb.precision is None and not verb.has("#"):
+            return const_expr(_go_hex_float(float(arg.const), verb))  # type: ignore[arg-type]
         if type_name == "float64" and arg.is_const and verb.verb in "fFeE" \
                 and not verb.has("#"):
             # a constant, formatted here: C's %f/%e, like Go's, round the exact binary value
