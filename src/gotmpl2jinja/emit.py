@@ -144,6 +144,9 @@ NIL_TESTS = {
     GoType.ARGS: "{c} is not defined or {c} is none",
 }
 
+#: The types eq/ne of two values of one type compares by nil-ness or fails (compare_by_nil).
+COMPARED_BY_NIL = INCOMPARABLE_STRUCTS | set(NIL_TESTS)
+
 #: Types with a String() method (Ollama's JSON printers; PropertyType's own): fmt prints
 #: String() for %v, %s, %q, %x and %X (handleMethods), formatted as a string.
 STRINGERS = {
@@ -1302,14 +1305,9 @@ class Emitter:
         if t == GoType.ARGS and name != "String":  # (a method comes before a key)
             # the key's value; missingkey=zero makes a missing one nil
             return self.index_one(base, const_expr(name), node)
-        if t == GoType.ANY:
-            # a key of a decoded-JSON map; Go fails on anything else, nil (a JSON null or a
-            # missing key) included
-            b, key = base.wrap(COMPARE), quote(name)
-            reason = quote(f"can't evaluate field {name} in a non-map value")
-            return Expr(f"({base.wrap(ATOM)}[{key}] if {key} in {b} else none) if {b} is mapping "
-                        f"else raise_exception({reason})", GoType.ANY, COND, stable=base.stable,
-                        loop=base.loop)
+        if t == GoType.ANY:  # (Go fails on a field of a nil: a JSON null or a missing key)
+            return self.json_key(base, const_expr(name),
+                                 f"can't evaluate field {name} in a non-map value")
         if name == "String" and t in (GoType.ARGS, GoType.TOOLS, GoType.PROPERTIES,
                                       GoType.PROPERTY_TYPE, GoType.TOOL):
             return self.text(base, node)
@@ -1350,14 +1348,10 @@ class Emitter:
             # fmt.Sprint prints the pointer itself: & and the struct syntax
             return self.concat([const_expr("&"), self.text(e, node)])
         if t == GoType.MESSAGE:
-            # text/template prints the *templateMessage it points to, in Go struct syntax:
-            # {Role Content Thinking Images ToolCalls ToolName ToolCallID}; Images is nil here
-            self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
+            # text/template prints the *templateMessage it points to, in Go struct syntax
             self.macros.add("print_tool_calls")
-            m = e.wrap(ATOM)
-            thinking, calls, name, call_id = (item_or(m, key, MESSAGE_DEFAULTS[key])
-                                              for key in OPTIONAL_MESSAGE_KEYS)
-            return Expr(f"'{{' ~ {m}['role'] ~ ' ' ~ {m}['content'] ~ ' ' ~ {thinking} ~ ' [] ' ~ "
+            role, content, thinking, calls, name, call_id = self.message_struct(e)
+            return Expr(f"'{{' ~ {role} ~ ' ' ~ {content} ~ ' ' ~ {thinking} ~ ' [] ' ~ "
                         f"print_tool_calls({calls}) ~ ' ' ~ {name} ~ ' ' ~ "
                         f"{call_id} ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
@@ -1425,6 +1419,16 @@ class Emitter:
             self.macros.add("print_property")
             return self.printed_only(f"print_property({e.code})", node)
         raise self.error(f"printing a value of Go type {t.value} is not supported", node)
+
+    def message_struct(self, e: Expr) -> tuple[str, str, str, str, str, str]:
+        """The codes of the fields of the *templateMessage `e` that Go prints, in its order
+        (Role Content Thinking, Images — nil here —, ToolCalls ToolName ToolCallID): all of
+        them are read, so the collated messages carry every optional key."""
+        self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
+        m = e.wrap(ATOM)
+        thinking, calls, name, call_id = (item_or(m, key, MESSAGE_DEFAULTS[key])
+                                          for key in OPTIONAL_MESSAGE_KEYS)
+        return f"{m}['role']", f"{m}['content']", thinking, calls, name, call_id
 
     def truth(self, e: Expr) -> Expr:
         """An expression whose Jinja truth is Go's truth of `e`."""
@@ -1858,7 +1862,7 @@ class Emitter:
             # lt (and le, gt, ge, which call it) takes only numbers and strings: Go fails on
             # a bool or on any value of another kind, before looking at the other operand
             return self.raising("invalid type for comparison")
-        if not ordered and a.type == b.type and a.type in INCOMPARABLE_STRUCTS | set(NIL_TESTS):
+        if not ordered and a.type == b.type and a.type in COMPARED_BY_NIL:
             return self.compare_by_nil(op, a, b)
         if a.type != b.type:
             if types == {GoType.ANY, GoType.STRING} and not ordered:
@@ -1901,13 +1905,17 @@ class Emitter:
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
 
+    @staticmethod
+    def nil_test(e: Expr) -> str:
+        """The Jinja test for Go's nil of `e`, a slice or map of NIL_TESTS."""
+        return NIL_TESTS[e.type].format(c=e.wrap(COMPARE), a=e.wrap(ATOM))
+
     def compare_by_nil(self, op: str, a: Expr, b: Expr) -> Expr:
         """eq/ne of two values of one Go type that is not comparable: a struct fails; slices
         and maps are compared by nil-ness when either is nil, and fail when neither is."""
         if a.type in INCOMPARABLE_STRUCTS:
             return self.raising("non-comparable type")
-        nil_a, nil_b = (NIL_TESTS[e.type].format(c=e.wrap(COMPARE), a=e.wrap(ATOM))
-                        for e in (a, b))
+        nil_a, nil_b = self.nil_test(a), self.nil_test(b)
         fail = "raise_exception('non-comparable type')"
         if a.code == b.code:  # (one value: nil equals itself)
             return Expr(f"{'true' if op == '==' else 'false'} if {nil_a} else {fail}",
@@ -1930,7 +1938,7 @@ class Emitter:
             return Expr(f"{other.wrap(COMPARE)} is {'' if op == '==' else 'not '}none",
                         GoType.BOOL, COMPARE, stable=other.stable, loop=other.loop)
         if other.type in NIL_TESTS:  # a slice or map equals nil exactly when it is nil
-            test = NIL_TESTS[other.type].format(c=other.wrap(COMPARE), a=other.wrap(ATOM))
+            test = self.nil_test(other)
             return Expr(test if op == "==" else f"not ({test})", GoType.BOOL,
                         OR if op == "==" else NOT, stable=other.stable, loop=other.loop)
         if other.type in STRUCTS and "raise_exception(" not in other.code:
@@ -2071,16 +2079,22 @@ class Emitter:
         if coll.type == GoType.PROPERTIES and key.type != GoType.STRING:
             return self.raising(f"value has type {key.type.value}; should be string")
         if coll.type == GoType.ANY and key.type == GoType.STRING:
-            # a decoded-JSON map's key (nil when missing); a list, a string or a scalar fails
-            c = coll.wrap(COMPARE)
-            return Expr(f"({coll.wrap(ATOM)}[{key.code}] if {key.wrap(COMPARE)} in {c} else none) "
-                        f"if {c} is mapping else raise_exception('cannot index with a string')",
-                        GoType.ANY, COND, stable=coll.stable and key.stable, loop=coll.loop)
+            return self.json_key(coll, key, "cannot index with a string")
         if coll.type in (GoType.ANY, GoType.STRING) and key.type == GoType.INT:
             raise self.error(f"index of {coll.type.value} by a number: Go gives one byte of "
                              "the text, as a number, which no portable Jinja computes from a "
                              "character", node)
         raise self.error(f"index of Go type {coll.type.value}: not supported", node)
+
+    @staticmethod
+    def json_key(coll: Expr, key: Expr, reason: str) -> Expr:
+        """The value of the string `key` in the decoded-JSON value `coll`: a map's value, nil
+        when missing (Ollama parses with missingkey=zero); Go fails with `reason` on a list,
+        a string, a scalar or nil."""
+        c = coll.wrap(COMPARE)
+        return Expr(f"({coll.wrap(ATOM)}[{key.code}] if {key.wrap(COMPARE)} in {c} else none) "
+                    f"if {c} is mapping else raise_exception({quote(reason)})", GoType.ANY, COND,
+                    stable=coll.stable and key.stable, loop=coll.loop)
 
     def fn_slice(self, args: list[Expr], node: nodes.Node) -> Expr:
         if not args:
@@ -2270,16 +2284,11 @@ class Emitter:
             return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
         if t == GoType.MESSAGE:  # the pointer at the top: & and the struct, field by field
-            self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
             self.macros.update(("go_fmt_string", "go_fmt_tool_calls"))
-            m = arg.wrap(ATOM)
-            thinking, calls, name, call_id = (item_or(m, key, MESSAGE_DEFAULTS[key])
-                                              for key in OPTIONAL_MESSAGE_KEYS)
-            fields = [f"go_fmt_string({m}['role'], {params})",
-                      f"go_fmt_string({m}['content'], {params})",
-                      f"go_fmt_string({thinking}, {params})", "'[]'",
-                      f"go_fmt_tool_calls({calls}, {params})",
-                      f"go_fmt_string({name}, {params})", f"go_fmt_string({call_id}, {params})"]
+            role, content, thinking, calls, name, call_id = self.message_struct(arg)
+            fields = [*(f"go_fmt_string({f}, {params})" for f in (role, content, thinking)),
+                      "'[]'", f"go_fmt_tool_calls({calls}, {params})",
+                      *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
         if t == GoType.MESSAGES and verb.verb == "v":  # each element's address, padded
@@ -2413,15 +2422,7 @@ class Emitter:
             else:  # printableValue takes the struct a pointer points to: template printing
                 text = self.text(a, node, sprint=a.type != GoType.MESSAGE)
         else:
-            parts: list[Expr] = []
-            for a in args:
-                if a.type in NIL_TYPES and a.is_const:
-                    parts.append(const_expr("<no value>"))
-                elif a.type in GO_TYPE_NAMES:
-                    parts.append(a)
-                else:
-                    raise self.error(f"html of a {a.type.value}: not supported", node)
-            text = self.fn_print(parts, node)
+            text = self.sprint_of_scalars(args, node, "html")
         if text.is_const:
             escaped = str(text.const)
             for raw, entity in (("&", "&amp;"), ("'", "&#39;"), ("<", "&lt;"), (">", "&gt;"),
@@ -2430,6 +2431,19 @@ class Emitter:
             return const_expr(escaped)
         self.macros.add("go_html")
         return Expr(f"go_html({text.code})", GoType.STRING, stable=text.stable, loop=text.loop)
+
+    def sprint_of_scalars(self, args: list[Expr], node: nodes.Node, name: str) -> Expr:
+        """evalArgs' text of strings, numbers, booleans and constant nils (`<no value>`, as
+        printableValue makes a nil): fmt.Sprint of them; any other operand is refused."""
+        parts: list[Expr] = []
+        for a in args:
+            if a.type in NIL_TYPES and a.is_const:
+                parts.append(const_expr("<no value>"))
+            elif a.type in GO_TYPE_NAMES:
+                parts.append(a)
+            else:
+                raise self.error(f"{name} of a {a.type.value}: not supported", node)
+        return self.fn_print(parts, node)
 
     def fn_js(self, args: list[Expr], node: nodes.Node) -> Expr:
         """Go's js (JSEscapeString of evalArgs' text): exact where the text is known to be
@@ -2460,9 +2474,7 @@ class Emitter:
                 and not args[0].is_const:
             return at_run_time(self.text(args[0], node, sprint=True), args[0].type)
         if all(a.is_const and (a.type in GO_TYPE_NAMES or a.type in NIL_TYPES) for a in args):
-            parts = [const_expr("<no value>") if a.type in NIL_TYPES else a for a in args]
-            text = parts[0] if len(parts) == 1 and parts[0].type == GoType.STRING \
-                else self.fn_print(parts, node)
+            text = self.sprint_of_scalars(args, node, name)
             assert text.is_const
             result = constant(str(text.const))
             if result is not None:
