@@ -1459,11 +1459,10 @@ _define(
     "fmt of an int field (a tool call's Index, 0 when absent) for verb `s`, `v` or `d`: its "
     "digits padded; for `s` in `%!s(int=…)`.",
     """
-{%- set t = go_pad((0 if n is not defined or n is none else n|int)|string, width, minus,
-    false) -%}
+{%- set t = go_pad(print_int(n), width, minus, false) -%}
 {{- t if verb != 's' else '%!s(int=' ~ t ~ ')' -}}
 """,
-    ("go_pad",),
+    ("go_pad", "print_int"),
 )
 
 _define(
