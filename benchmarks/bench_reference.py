@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from gotmpl2jinja.reference import ReferenceRenderer
+from gotmpl2jinja.ollama.reference import ReferenceRenderer
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus" / "ollama" / "historical"
 TOOLS = next(CORPUS.glob("tools-testdata@*"))

@@ -131,11 +131,11 @@ def main() -> int:
     parser.add_argument("--only", default=None, help="entries whose name contains this")
     args = parser.parse_args()
 
-    from gotmpl2jinja.compare import tokens_for_entry, without_generation_tags
-    from gotmpl2jinja.conversation import jinja_context
-    from gotmpl2jinja.emit import translate
-    from gotmpl2jinja.engines import DEFAULT_NOW, get_engine, render_many
+    from gotmpl2jinja.batch.compare import tokens_for_entry, without_generation_tags
+    from gotmpl2jinja.emit.emitter import translate
+    from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engine, render_many
     from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError
+    from gotmpl2jinja.verify.conversation import jinja_context
 
     jinja2 = get_engine("jinja2")
     cpp = None

@@ -17,8 +17,8 @@ import statistics
 import time
 from typing import Any
 
-from gotmpl2jinja.engines import get_engines
-from gotmpl2jinja.runtime import macro_source
+from gotmpl2jinja.emit.runtime import macro_source
+from gotmpl2jinja.engines.registry import get_engines
 
 MESSAGE = ("Hello <world> & \"friends\"\n\tline\u2028 é 😀 " * 100)[:4096]
 ARGUMENTS: dict[str, Any] = {

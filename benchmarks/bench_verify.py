@@ -29,7 +29,7 @@ TEMPLATE = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"
 
 def sample_conversations(count: int, seed: int) -> tuple[list[dict[str, Any]], float]:
     """`count` conversations as the harness draws them in bulk, and the seconds it took."""
-    from gotmpl2jinja.strategies import draw_random, text_pool, tools_pool
+    from gotmpl2jinja.verify.strategies import draw_random, text_pool, tools_pool
 
     text_pool(), tools_pool()  # built once per process, not per case
     rng = random.Random(seed)
@@ -43,7 +43,7 @@ def hypothesis_generation(count: int, seed: int) -> float:
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
-    from gotmpl2jinja.strategies import conversations
+    from gotmpl2jinja.verify.strategies import conversations
 
     start = time.perf_counter()
     try:
@@ -68,10 +68,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from gotmpl2jinja.conversation import jinja_context
-    from gotmpl2jinja.engines import DEFAULT_NOW, get_engines, render_many
+    from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engines, render_many
     from gotmpl2jinja.errors import RenderError
-    from gotmpl2jinja.verify import (
+    from gotmpl2jinja.verify.conversation import jinja_context
+    from gotmpl2jinja.verify.harness import (
         MAX_BATCH,
         go_render,
         go_render_many,
@@ -83,7 +83,7 @@ def main() -> int:
     if args.jinja is not None:
         jinja_source = args.jinja.read_text(encoding="utf-8")
     else:
-        from gotmpl2jinja.emit import translate
+        from gotmpl2jinja.emit.emitter import translate
 
         jinja_source = translate(go_source, name=TEMPLATE.name)
     names = parse_engine_list(args.engines)

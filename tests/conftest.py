@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from gotmpl2jinja import engine_base
-from gotmpl2jinja.reference import shared_renderer
+from gotmpl2jinja.engines import base as engine_base
+from gotmpl2jinja.ollama.reference import shared_renderer
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from gotmpl2jinja.analysis import FIELDS, MAP_VALUES, SLICE_ELEMENTS, UNMODELLED_FIELDS, GoType
+from gotmpl2jinja.analysis.scopes import (
+    FIELDS,
+    MAP_VALUES,
+    SLICE_ELEMENTS,
+    UNMODELLED_FIELDS,
+    GoType,
+)
 
 #: Fields of the root map: the messages path's, the fill-in-the-middle/legacy ones, and keys
 #: that exist nowhere (a missing key is a value too: `<no value>`, nil).

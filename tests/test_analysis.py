@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gotmpl2jinja import nodes
-from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier, messages_alike_when_nil
+from gotmpl2jinja.analysis.scopes import GoType, analyze, jinja_identifier, messages_alike_when_nil
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError
-from gotmpl2jinja.parser import parse
+from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.parse.parser import parse
 
 
 def _vars(source: str) -> dict[str, list]:

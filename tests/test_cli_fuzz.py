@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gotmpl2jinja.cli import cli
+from gotmpl2jinja.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 CHATML = ROOT / "fixtures" / "corpus" / "ollama" / "template" / "chatml.gotmpl"

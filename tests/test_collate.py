@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja import reference
-from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import get_engines, raw_engine_names
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
+from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.verify.conversation import jinja_context
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = (ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl").read_text(encoding="utf-8")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gotmpl2jinja import compare as drift
-from gotmpl2jinja.cli import cli
+from gotmpl2jinja.batch import compare as drift
+from gotmpl2jinja.cli.main import cli
 
 # One turn per message, then a generation prompt; the two spell the same thing.
 GO_BASE = "{{- range .Messages }}<|{{ .Role }}|>\n{{ .Content }}<|end|>\n{{ end }}<|assistant|>\n"

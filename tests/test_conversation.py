@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gotmpl2jinja import strategies
-from gotmpl2jinja.conversation import ConversationError, jinja_context, validate
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.verify import strategies
+from gotmpl2jinja.verify.conversation import ConversationError, jinja_context, validate
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gotmpl2jinja import coverage
+from gotmpl2jinja.batch import coverage
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
 
@@ -31,7 +31,7 @@ def test_a_cell_is_verified_not_only_translated() -> None:
     template = coverage.cell_template(coverage.CONSTRUCTS[0], coverage.OPERANDS[0])
     assert template == "{{ range .Messages }}{{ .Content }}{{ end }}"
     assert coverage.check_cell(template, cases=5, engines=["jinja2"]).status == "exact"
-    from gotmpl2jinja.verify import verify_template
+    from gotmpl2jinja.verify.harness import verify_template
 
     wrong = "{% for m in messages %}{{ m.content|upper }}{% endfor %}"
     assert not verify_template(template, wrong, cases=5, exhaustive=1, engines=["jinja2"]).ok
@@ -47,7 +47,7 @@ def test_refusals_group_by_reason_with_the_go_type_left_out() -> None:
 def test_the_command_refuses_to_overwrite_before_any_work(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from gotmpl2jinja.cli import cli
+    from gotmpl2jinja.cli.main import cli
 
     target = tmp_path / "coverage.md"
     target.write_text("mine\n", encoding="utf-8")

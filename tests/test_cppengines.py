@@ -9,25 +9,25 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja import reference
-from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.cpp import build
-from gotmpl2jinja.cppengines import (
-    SERVER_OUT_OF_SCOPE,
-    CppEngine,
-    openai_body,
-    server_scope,
-)
-from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engine_base import (
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.engines.base import (
     EngineTimeout,
     TemplateRaised,
     render_timeout,
     set_render_timeout,
 )
-from gotmpl2jinja.engines import get_engine
+from gotmpl2jinja.engines.cpp import build
+from gotmpl2jinja.engines.cpp_engines import (
+    SERVER_OUT_OF_SCOPE,
+    CppEngine,
+    openai_body,
+    server_scope,
+)
+from gotmpl2jinja.engines.registry import get_engine
 from gotmpl2jinja.errors import RenderError
-from gotmpl2jinja.strategies import draw_random
+from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.verify.conversation import jinja_context
+from gotmpl2jinja.verify.strategies import draw_random
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"

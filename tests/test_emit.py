@@ -24,16 +24,16 @@ sys.path.insert(0, str(ROOT / "tests"))  # also when run as `python -m tests.tes
 
 from ollama_cases import TESTDATA_CASES  # noqa: E402
 
-from gotmpl2jinja import reference as _reference  # noqa: E402
-from gotmpl2jinja.conversation import jinja_context  # noqa: E402
-from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
-from gotmpl2jinja.engines import ENGINES as ENGINE_REGISTRY  # noqa: E402
-from gotmpl2jinja.engines import get_engines, is_raised, raw_engine_names  # noqa: E402
+from gotmpl2jinja.emit.emitter import translate, uses_messages  # noqa: E402
+from gotmpl2jinja.emit.runtime import ADDRESS, MACROS_OUTRO, NOT_UTF8  # noqa: E402
+from gotmpl2jinja.engines.registry import ENGINES as ENGINE_REGISTRY  # noqa: E402
+from gotmpl2jinja.engines.registry import get_engines, is_raised, raw_engine_names  # noqa: E402
 from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError, TranslationError  # noqa: E402
-from gotmpl2jinja.modelfile import parse_modelfile  # noqa: E402
-from gotmpl2jinja.parser import parse  # noqa: E402
-from gotmpl2jinja.runtime import ADDRESS, MACROS_OUTRO, NOT_UTF8  # noqa: E402
-from gotmpl2jinja.verify import not_utf8, verify_template  # noqa: E402
+from gotmpl2jinja.ollama import reference as _reference  # noqa: E402
+from gotmpl2jinja.ollama.modelfile import parse_modelfile  # noqa: E402
+from gotmpl2jinja.parse.parser import parse  # noqa: E402
+from gotmpl2jinja.verify.conversation import jinja_context  # noqa: E402
+from gotmpl2jinja.verify.harness import not_utf8, verify_template  # noqa: E402
 
 CORPUS = ROOT / "fixtures" / "corpus"
 BUILTINS = CORPUS / "ollama" / "template"

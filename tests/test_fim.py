@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import get_engines, is_raised
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit.legacy import FIM_CONDITION, fim_branch, translate_legacy
+from gotmpl2jinja.engines.registry import get_engines, is_raised
 from gotmpl2jinja.errors import Gotmpl2JinjaError
-from gotmpl2jinja.legacy import FIM_CONDITION, fim_branch, translate_legacy
-from gotmpl2jinja.modelfile import parse_modelfile
-from gotmpl2jinja.parser import parse
-from gotmpl2jinja.reference import CapabilityRefusal
-from gotmpl2jinja.reference import render as ollama_render
+from gotmpl2jinja.ollama.modelfile import parse_modelfile
+from gotmpl2jinja.ollama.reference import CapabilityRefusal
+from gotmpl2jinja.ollama.reference import render as ollama_render
+from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.verify.conversation import jinja_context
 
 #: The contract's Go side: Ollama's server steps, and a request Ollama refuses for a capability
 #: (think on these templates that cannot think) rendered as if the refused option were absent.

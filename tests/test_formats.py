@@ -12,7 +12,7 @@ import pytest
 from gguf import GGUFReader, GGUFValueType, GGUFWriter
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
-from gotmpl2jinja.formats import lmstudio_config, write_output
+from gotmpl2jinja.formats.writers import lmstudio_config, write_output
 
 JINJA = (
     "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}"

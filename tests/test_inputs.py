@@ -18,10 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_store import install, layer, manifest_bytes
 
-from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.engines import DEFAULT_NOW, get_engines, raw_engine_names
-from gotmpl2jinja.errors import ModelfileError
-from gotmpl2jinja.inputs import (
+from gotmpl2jinja.batch.sources import (
     DEFAULT_TEMPLATE,
     InputError,
     Source,
@@ -32,9 +29,12 @@ from gotmpl2jinja.inputs import (
     modelfile_preamble,
     with_preamble,
 )
-from gotmpl2jinja.modelfile import parse_modelfile
-from gotmpl2jinja.store import StoreError
-from gotmpl2jinja.verify import verify_template
+from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engines, raw_engine_names
+from gotmpl2jinja.errors import ModelfileError
+from gotmpl2jinja.ollama.modelfile import parse_modelfile
+from gotmpl2jinja.ollama.store import StoreError
+from gotmpl2jinja.verify.conversation import jinja_context
+from gotmpl2jinja.verify.harness import verify_template
 
 UNSLOTH = CORPUS / "unslothai__unsloth" / "modelfiles"
 AHNAF = CORPUS / "ahnafnafee__modelfile-syntax" / "syntaxes" / "tests"
@@ -318,7 +318,7 @@ def test_system_and_messages_match_ollama_on_every_engine(tmp_path: Path) -> Non
 def test_the_rule_really_changes_the_prompt(tmp_path: Path) -> None:
     """Guard against a vacuous proof: without the preamble the outputs differ from Ollama's."""
     source = _math_tutor(tmp_path)
-    from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.emit.emitter import translate
 
     bare = translate(source.template, name="bare")
     conv = CONVERSATIONS[1]
@@ -364,8 +364,8 @@ def test_any_rule_matches_ollama(system: str | None, lines: list[tuple[str, str]
 def test_preamble_composes_with_the_legacy_translation(modelfile: Path) -> None:
     """Legacy (`.Prompt`) Modelfiles with SYSTEM: Ollama's per-turn path sees the same
     rewritten messages, so the preamble works in front of the legacy translation too."""
-    from gotmpl2jinja.legacy import translate_legacy
-    from gotmpl2jinja.parser import parse
+    from gotmpl2jinja.emit.legacy import translate_legacy
+    from gotmpl2jinja.parse.parser import parse
 
     source = load_source(str(modelfile))
     assert source.system

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from ollama_cases import LEGACY_TRAILING_SPACE, TESTDATA_CASES
 
-from gotmpl2jinja import ollama
-from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.engines import get_engines, is_raised
+from gotmpl2jinja.emit.legacy import OllamaFailureWarning, collect_warnings, translate_legacy
+from gotmpl2jinja.engines.registry import get_engines, is_raised
 from gotmpl2jinja.errors import RenderError, TranslationError
-from gotmpl2jinja.legacy import OllamaFailureWarning, collect_warnings, translate_legacy
-from gotmpl2jinja.modelfile import parse_modelfile
-from gotmpl2jinja.parser import parse
-from gotmpl2jinja.reference import render as ollama_render
+from gotmpl2jinja.ollama import facts as ollama
+from gotmpl2jinja.ollama.modelfile import parse_modelfile
+from gotmpl2jinja.ollama.reference import render as ollama_render
+from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.verify.conversation import jinja_context
 
 
 def render(source: str, conversation: dict[str, Any], **options: Any) -> str:
@@ -376,7 +376,7 @@ HARNESS_CASES = 20
 
 @pytest.mark.parametrize("key", sorted(legacy_corpus()))
 def test_harness_finds_no_divergence_on_the_legacy_corpus(key: str) -> None:
-    from gotmpl2jinja.verify import verify_template
+    from gotmpl2jinja.verify.harness import verify_template
 
     source = legacy_corpus()[key]
     result = verify_template(source, translated(source, key), cases=HARNESS_CASES,

@@ -16,11 +16,8 @@ from click.testing import CliRunner
 from conftest import CORPUS
 from test_store import install, layer, manifest_bytes
 
-from gotmpl2jinja import migrate as batch
-from gotmpl2jinja.cli import cli
-from gotmpl2jinja.errors import TranslationError
-from gotmpl2jinja.inputs import Source
-from gotmpl2jinja.migrate import (
+from gotmpl2jinja.batch import migrate as batch
+from gotmpl2jinja.batch.migrate import (
     DIVERGED,
     INVALID_INPUT,
     NOT_TRANSLATABLE,
@@ -29,6 +26,9 @@ from gotmpl2jinja.migrate import (
     discover,
     migrate,
 )
+from gotmpl2jinja.batch.sources import Source
+from gotmpl2jinja.cli.main import cli
+from gotmpl2jinja.errors import TranslationError
 
 AHNAF = CORPUS / "ahnafnafee__modelfile-syntax" / "syntaxes" / "tests"
 UNSLOTH = CORPUS / "unslothai__unsloth" / "modelfiles"

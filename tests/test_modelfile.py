@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gotmpl2jinja.errors import ModelfileError
-from gotmpl2jinja.modelfile import (
+from gotmpl2jinja.ollama.modelfile import (
     Command,
     decode_modelfile,
     go_is_print,
@@ -404,7 +404,7 @@ def test_utf8_decoding_matches_go(go_probe: list[str]) -> None:
 def test_cli_prints_the_template_and_reports_errors_in_one_line() -> None:
     from click.testing import CliRunner
 
-    from gotmpl2jinja.cli import cli
+    from gotmpl2jinja.cli.main import cli
 
     runner = CliRunner()
     result = runner.invoke(cli, ["modelfile", str(UNSLOTH / "llama.Modelfile")])

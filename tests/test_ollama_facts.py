@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from gotmpl2jinja import nodes as n
-from gotmpl2jinja import ollama
-from gotmpl2jinja.parser import parse
+from gotmpl2jinja.ollama import facts as ollama
+from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.parse.parser import parse
 
 
 @pytest.mark.parametrize(("source", "expected_vars", "path"), [
@@ -33,7 +33,7 @@ from gotmpl2jinja.parser import parse
     ('{{ printf "%s" .System | print }}', ["system"], "legacy"),
 ])
 def test_vars_and_path(source: str, expected_vars: list[str], path: str) -> None:
-    from gotmpl2jinja.reference import check_parse
+    from gotmpl2jinja.ollama.reference import check_parse
 
     template = parse(source)
     assert ollama.vars(template) == expected_vars

@@ -1,7 +1,7 @@
 """Parser tests: the corpus, a verdict table checked against Go itself, trims, literals.
 
 Ground truth is Go: every row of SNIPPETS is sent to the reference renderer
-(`gotmpl2jinja.reference.check_parse`, Go's text/template plus Ollama's `Vars()`), and our
+(`gotmpl2jinja.ollama.reference.check_parse`, Go's text/template plus Ollama's `Vars()`), and our
 accept/reject verdict and our error LINE must equal Go's. Go does not report a column for parse
 errors, so the column in each row is our own reviewed value (the place we blame), checked only
 against the table.
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gotmpl2jinja import nodes as n
-from gotmpl2jinja import ollama
 from gotmpl2jinja.errors import ModelfileError, TemplateSyntaxError
-from gotmpl2jinja.modelfile import parse_modelfile
-from gotmpl2jinja.parser import parse
+from gotmpl2jinja.ollama import facts as ollama
+from gotmpl2jinja.ollama.modelfile import parse_modelfile
+from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.parse.parser import parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CORPUS = FIXTURES / "corpus"
@@ -83,7 +83,7 @@ def _texts(node: n.Node) -> list[str]:
                          ids=[i for i, _ in CORPUS_TEMPLATES])
 def test_corpus_parses(ident: str, source: str) -> None:
     """Every corpus template parses, and Ollama's facts match Go's (the reference renderer)."""
-    from gotmpl2jinja.reference import check_parse
+    from gotmpl2jinja.ollama.reference import check_parse
 
     template = parse(source, name=ident)
     verdict = check_parse(source)
@@ -302,7 +302,7 @@ SNIPPETS: list[tuple[str, bool, int | None, int | None]] = [
 def test_verdicts_match_go(source: str, accepts: bool, line: int | None,
                            col: int | None) -> None:
     """Our verdict and line equal Go's; the column equals the reviewed table value."""
-    from gotmpl2jinja.reference import check_parse
+    from gotmpl2jinja.ollama.reference import check_parse
 
     verdict = check_parse(source)
     assert verdict.ok is accepts, f"table disagrees with Go: {verdict.message}"
@@ -346,7 +346,7 @@ TRIMS = [
 
 @pytest.mark.parametrize("source", TRIMS)
 def test_trimmed_text_equals_go_output(source: str) -> None:
-    from gotmpl2jinja.reference import render
+    from gotmpl2jinja.ollama.reference import render
 
     full = source + "{{ if false }}{{ .Messages }}{{ end }}"
     expected = render(full, {"messages": []})

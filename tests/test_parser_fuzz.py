@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parser import CORPUS_TEMPLATES
 
-from gotmpl2jinja import ollama
 from gotmpl2jinja.errors import TemplateSyntaxError
-from gotmpl2jinja.parser import parse
+from gotmpl2jinja.ollama import facts as ollama
+from gotmpl2jinja.parse.parser import parse
 
 #: Fragments that matter to Go's lexer and parser, dropped at random places.
 FRAGMENTS = (
@@ -146,7 +146,7 @@ def ours(source: str) -> Outcome:
 
 
 def go(source: str) -> Outcome:
-    from gotmpl2jinja.reference import check_parse
+    from gotmpl2jinja.ollama.reference import check_parse
 
     verdict = check_parse(source)
     return Outcome(verdict.ok, verdict.line, verdict.vars, verdict.path, verdict.message)
@@ -337,7 +337,7 @@ def test_driver_builds_the_trees_lark_builds() -> None:
     fail on the same token as Lark."""
     from lark.exceptions import UnexpectedToken
 
-    from gotmpl2jinja.parser import _lark, _LexError, _NoToken, _parser, _Unexpected
+    from gotmpl2jinja.parse.parser import _lark, _LexError, _NoToken, _parser, _Unexpected
 
     lark, _ = _lark()
     driver, lexer = _parser()
@@ -365,7 +365,7 @@ def test_driver_builds_the_trees_lark_builds() -> None:
 @given(st.text(alphabet="ab\n\u00e9\u20ac\U0001f600\udcff", max_size=60), st.data())
 def test_positions_are_go_byte_offsets(source: str, data: st.DataObject) -> None:
     """Node positions in Go's terms (byte offset, line, byte column), computed per line."""
-    from gotmpl2jinja.parser import _Where
+    from gotmpl2jinja.parse.parser import _Where
 
     offset = data.draw(st.integers(0, len(source)))
     pos = _Where(source).pos(offset)
@@ -378,7 +378,7 @@ def test_positions_are_go_byte_offsets(source: str, data: st.DataObject) -> None
 def test_deep_parentheses_are_a_clear_error() -> None:
     """A known limit, not Go's verdict: Go accepts 1000 nested parentheses (its limit is 10000)
     while the parser's recursion stops earlier; the user gets a sentence, not a traceback."""
-    from gotmpl2jinja.reference import check_parse
+    from gotmpl2jinja.ollama.reference import check_parse
 
     source = "{{ print " + "(" * 1000 + "1" + ")" * 1000 + " }}"
     assert check_parse(source).ok

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from gotmpl2jinja import cli as cli_module
-from gotmpl2jinja import engines as engine_registry
-from gotmpl2jinja.cli import cli
+from gotmpl2jinja.cli import main as cli_module
+from gotmpl2jinja.cli.main import cli
+from gotmpl2jinja.engines import registry as engine_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 CHATML = ROOT / "fixtures" / "corpus" / "ollama" / "template" / "chatml.gotmpl"
@@ -160,7 +160,7 @@ def test_engines_install_without_npm_says_so(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_go_build_announces_itself(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from gotmpl2jinja.reference import driver
+    from gotmpl2jinja.ollama.reference import driver
 
     monkeypatch.setenv("GOTMPL2JINJA_CACHE", str(tmp_path))
 
@@ -309,8 +309,8 @@ def test_verify_continues_after_a_go_timeout_and_names_the_file(tmp_path: Path) 
 
 PARENT = textwrap.dedent("""
     import sys
-    from gotmpl2jinja.engines import get_engine
-    from gotmpl2jinja.reference import ReferenceRenderer
+    from gotmpl2jinja.engines.registry import get_engine
+    from gotmpl2jinja.ollama.reference import ReferenceRenderer
     node = get_engine("hfjinja")
     renderer = ReferenceRenderer(timeout=600)
     renderer.check_parse("x")
@@ -458,7 +458,7 @@ def test_a_failed_write_names_the_target_not_the_temp_file(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, errno_name: str) -> None:
     import errno
 
-    from gotmpl2jinja import formats
+    from gotmpl2jinja.formats import writers as formats
 
     code = getattr(errno, errno_name)
 
@@ -476,8 +476,8 @@ def test_a_failed_write_names_the_target_not_the_temp_file(
 
 def test_migrate_reports_an_output_it_could_not_write(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from gotmpl2jinja import migrate as batch
-    from gotmpl2jinja.formats import OutputError
+    from gotmpl2jinja.batch import migrate as batch
+    from gotmpl2jinja.formats.writers import OutputError
 
     real = batch.write_output
 
@@ -572,7 +572,7 @@ def test_compare_names_its_engine_and_takes_others() -> None:
 
 def test_engines_install_fails_when_the_setup_fails(monkeypatch: pytest.MonkeyPatch,
                                                    tmp_path: Path) -> None:
-    from gotmpl2jinja.reference import driver
+    from gotmpl2jinja.ollama.reference import driver
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

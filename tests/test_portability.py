@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.engines import get_engine
+from gotmpl2jinja.engines.registry import get_engine
 from gotmpl2jinja.errors import RenderError
 
 ENGINES = ["jinja2", "hfjinja", "minijinja", "minijinja-trim", "llamacpp", "minja"]
@@ -193,7 +193,7 @@ def test_raise_exception_near_a_nul(engines: dict[str, Any], text: str) -> None:
     """llama.cpp quotes the source around a failing call in its error and passes the message on
     as a C string: a NUL there cuts it, and the raise no longer reads as the template's own
     (so the translator refuses a NUL in a template that can fail)."""
-    from gotmpl2jinja.engine_base import TemplateRaised
+    from gotmpl2jinja.engines.base import TemplateRaised
 
     template = "{{ '" + text + "' ~ raise_exception('boom') }}"
     kinds = {}

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from gotmpl2jinja import reference
-from gotmpl2jinja.conversation import jinja_context
-from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import get_engines, raw_engine_names
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit.gofmt import Verb, parse_printf
+from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
 from gotmpl2jinja.errors import TranslationError
-from gotmpl2jinja.gofmt import Verb, parse_printf
-from gotmpl2jinja.verify import verify_template
+from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.verify.conversation import jinja_context
+from gotmpl2jinja.verify.harness import verify_template
 
 
 def test_a_directive_is_flags_width_precision_and_verb() -> None:

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from ollama_cases import LEGACY_TRAILING_SPACE, TESTDATA_CASES
 
-from gotmpl2jinja.cli import cli
+from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.errors import ReferenceRendererError, RenderError, TemplateSyntaxError
-from gotmpl2jinja.reference import (
+from gotmpl2jinja.ollama.reference import (
     ReferenceRenderer,
     RenderTimeout,
     check_parse,
@@ -492,7 +492,7 @@ def test_output_that_is_not_utf8_survives_as_surrogate_escapes() -> None:
 def test_without_go_the_error_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gotmpl2jinja.reference import driver
+    from gotmpl2jinja.ollama.reference import driver
 
     monkeypatch.setenv(driver.CACHE_ENV, str(tmp_path))  # no binary built there yet
     monkeypatch.setattr(driver.shutil, "which", lambda name: None)

@@ -20,24 +20,24 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gotmpl2jinja import reference
-from gotmpl2jinja.conversation import jinja_context, validate
-from gotmpl2jinja.engines import (
-    Engine,
-    TemplateRaised,
-    get_engines,
-    raw_engine_names,
-    set_render_timeout,
-)
-from gotmpl2jinja.reference.driver import DEFAULT_TIMEOUT, cache_dir, find_go
-from gotmpl2jinja.runtime import (
+from gotmpl2jinja.emit.runtime import (
     MACROS,
     macro_block,
     macro_source,
     public_macros,
     sorted_items,
 )
-from gotmpl2jinja.verify import out_of_scope
+from gotmpl2jinja.engines.registry import (
+    Engine,
+    TemplateRaised,
+    get_engines,
+    raw_engine_names,
+    set_render_timeout,
+)
+from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.ollama.reference.driver import DEFAULT_TIMEOUT, cache_dir, find_go
+from gotmpl2jinja.verify.conversation import jinja_context, validate
+from gotmpl2jinja.verify.harness import out_of_scope
 
 # --------------------------------------------------------------------------------------------
 # Go oracle for plain values: `{{ json .v }}` and `{{ .v }}` with v decoded by encoding/json,
@@ -568,7 +568,7 @@ def test_print_property_refuses_what_go_prints_as_a_pointer(engines: list[Engine
 def test_cli_prints_the_macros_and_refuses_unknown_names() -> None:
     from click.testing import CliRunner
 
-    from gotmpl2jinja.cli import cli
+    from gotmpl2jinja.cli.main import cli
 
     runner = CliRunner()
     done = runner.invoke(cli, ["runtime", "json_number"])
@@ -631,7 +631,7 @@ def test_indented_macros_render_like_flush_left_ones(engines: list[Engine]) -> N
 
 def test_the_module_docstring_names_every_public_macro() -> None:
     """The docstring's list of public macros is the API a reader meets first: kept whole."""
-    import gotmpl2jinja.runtime as module
+    import gotmpl2jinja.emit.runtime as module
 
     listed = set(re.findall(r"\b[a-z_]+\b", module.__doc__ or ""))
     assert [name for name in public_macros() if name not in listed] == []

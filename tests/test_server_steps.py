@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.capabilities import capabilities, think_tags
-from gotmpl2jinja.conversation import ConversationError, jinja_context, validate
-from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import get_engines
+from gotmpl2jinja.batch.sweep import find_inputs
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.engines.registry import get_engines
 from gotmpl2jinja.errors import ReferenceRendererError
-from gotmpl2jinja.parser import parse
-from gotmpl2jinja.reference import CapabilityRefusal, check_parse, render, render_many
-from gotmpl2jinja.sweep import find_inputs
-from gotmpl2jinja.verify import verify_template
+from gotmpl2jinja.ollama.capabilities import capabilities, think_tags
+from gotmpl2jinja.ollama.reference import CapabilityRefusal, check_parse, render, render_many
+from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.verify.conversation import ConversationError, jinja_context, validate
+from gotmpl2jinja.verify.harness import verify_template
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ("jinja2", "hfjinja", "minijinja", "minijinja-trim")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.store import (
+from gotmpl2jinja.ollama.store import (
     MEDIA_MANIFEST_LIST,
     StoreError,
     list_models,

@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import CORPUS, FIXTURES
 
-from gotmpl2jinja.cli import cli
-from gotmpl2jinja.sweep import (
+from gotmpl2jinja.batch.sweep import (
     COLUMNS_AFTER,
     COLUMNS_BEFORE,
     DIVERGES,
@@ -25,6 +24,7 @@ from gotmpl2jinja.sweep import (
     sweep,
     to_markdown,
 )
+from gotmpl2jinja.cli.main import cli
 
 CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="utf-8")
 # Go's len counts UTF-8 bytes: the translator refuses it (a TranslationError with line:col).
@@ -267,7 +267,7 @@ def test_modelfile_rule_reaches_both_sides(modelfiles: Path, monkeypatch: pytest
     """The Go side renders with the rule: the empty conversation already shows SYSTEM and the
     MESSAGE lines (checked on Go's own output, through the counterexample of a Jinja that
     drops the rule)."""
-    import gotmpl2jinja.inputs as inputs
+    import gotmpl2jinja.batch.sources as inputs
 
     monkeypatch.setattr(inputs, "modelfile_preamble", lambda system, messages: "")
     rows = {r.template: r for r in sweep([modelfiles], cases=20, exhaustive=0,

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from template_generator import go_templates
 
-from gotmpl2jinja import reference
-from gotmpl2jinja.emit import translate
-from gotmpl2jinja.engines import raw_engine_names
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.engines.registry import raw_engine_names
 from gotmpl2jinja.errors import TemplateSyntaxError, TranslationError
-from gotmpl2jinja.verify import format_divergence, verify_template
+from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.verify.harness import format_divergence, verify_template
 
 #: Random conversations per generated template (after the 238 one-message shapes).
 CASES = 20

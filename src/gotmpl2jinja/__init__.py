@@ -26,8 +26,8 @@ __version__ = "0.1.0"
 
 
 def parse(source: str, name: str = "template"):  # noqa: ANN201 - re-export
-    """Parse a Go template into a `gotmpl2jinja.nodes.Template` (raises TemplateSyntaxError)."""
-    from gotmpl2jinja.parser import parse as _parse
+    """Parse a Go template into a `parse.nodes.Template` (raises TemplateSyntaxError)."""
+    from gotmpl2jinja.parse.parser import parse as _parse
 
     return _parse(source, name=name)
 
@@ -39,11 +39,11 @@ def translate(source: str, name: str = "template", *, check: bool = True) -> str
     shape of one message plus 200 random conversations, on every engine available — and
     `verify.TranslationDiverged` (a TranslationError) is raised instead of returning a
     translation that renders other bytes. `check=False` is for callers that verify anyway."""
-    from gotmpl2jinja.emit import translate as _translate
+    from gotmpl2jinja.emit.emitter import translate as _translate
 
     jinja = _translate(source, name=name)
     if check:
-        from gotmpl2jinja.verify import check_translation
+        from gotmpl2jinja.verify.harness import check_translation
 
         check_translation(source, jinja, name=name)
     return jinja

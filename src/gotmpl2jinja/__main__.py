@@ -1,3 +1,3 @@
-from gotmpl2jinja.cli import main
+from gotmpl2jinja.cli.main import main
 
 main()

@@ -1,0 +1,249 @@
+"""The coverage table: each Go builtin, Ollama function and construct × each operand type.
+
+Why: which constructs translate is a fact about the code, and a hand-kept list goes stale. Each
+cell here is a one-line template (the construct applied to an operand of one Go type of
+Ollama's data model, reached the way a template reaches it), put through the translator and,
+when translated, verified against Go with `verify_template`. `docs/coverage.md` is this
+module's `markdown()`, and `tests/test_coverage.py` regenerates it and fails on any change.
+
+May depend on: analysis, emit, errors, verify.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gotmpl2jinja.analysis.scopes import GoType
+from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.errors import Gotmpl2JinjaError, TemplateSyntaxError, TranslationError
+from gotmpl2jinja.verify.harness import verify_template
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A value of one Go type, as a template reaches it: `before` + expression + `after`."""
+
+    label: str
+    go_type: str
+    expr: str
+    before: str = ""
+    after: str = ""
+
+
+_IN_MESSAGES = "{{ range .Messages }}"
+_IN_CALLS = "{{ range .Messages }}{{ range .ToolCalls }}"
+_IN_ARGS = "{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+_IN_TOOLS = "{{ range .Tools }}"
+_IN_PROPS = "{{ range .Tools }}{{ range $k, $v := .Function.Parameters.Properties }}"
+
+OPERANDS: tuple[Operand, ...] = (
+    Operand("string", "string", ".Content", _IN_MESSAGES, "{{ end }}"),
+    Operand("int", "int", "$i", "{{ range $i, $m := .Messages }}", "{{ end }}"),
+    Operand("float", "float64", "1.5"),
+    Operand("bool", "bool", ".IsThinkSet"),
+    Operand("nil", "nil interface (a missing key)", ".Nothing"),
+    Operand("JSON value", "any (a decoded tool-call argument)", "$v", _IN_ARGS,
+            "{{ end }}{{ end }}{{ end }}"),
+    Operand("arguments", "map (templateArgs)", ".Function.Arguments", _IN_CALLS,
+            "{{ end }}{{ end }}"),
+    Operand("messages", "[]*templateMessage", ".Messages"),
+    Operand("message", "*templateMessage", ".", _IN_MESSAGES, "{{ end }}"),
+    Operand("tool calls", "[]templateToolCall", ".ToolCalls", _IN_MESSAGES, "{{ end }}"),
+    Operand("tool call", "templateToolCall", ".", _IN_CALLS, "{{ end }}{{ end }}"),
+    Operand("tools", "templateTools", ".Tools"),
+    Operand("tool", "templateTool", ".", _IN_TOOLS, "{{ end }}"),
+    Operand("properties", "map (templateProperties)", ".Function.Parameters.Properties",
+            _IN_TOOLS, "{{ end }}"),
+    Operand("property", "api.ToolProperty", "$v", _IN_PROPS, "{{ end }}{{ end }}"),
+)
+
+
+@dataclass(frozen=True)
+class Construct:
+    """A row: `action` is a template action with `X` where the operand goes."""
+
+    label: str
+    action: str
+
+
+CONSTRUCTS: tuple[Construct, ...] = (
+    Construct("printing `{{ X }}`", "{{ X }}"),
+    Construct("`if`", "{{ if X }}T{{ else }}F{{ end }}"),
+    Construct("`with`", "{{ with X }}W{{ else }}F{{ end }}"),
+    Construct("`with $x :=`",
+              "{{ with $x := X }}W{{ if $x }}x{{ end }}{{ if . }}d{{ end }}"
+              "{{ else }}F{{ if not $x }}n{{ end }}{{ end }}"),
+    Construct("`if $x :=`",
+              "{{ if $x := X }}T{{ if $x }}x{{ end }}"
+              "{{ else }}F{{ if not $x }}n{{ end }}{{ end }}"),
+    Construct("`range`", "{{ range X }}R{{ else }}E{{ end }}"),
+    Construct("`and X \"c\"` printed", '{{ and X "c" }}'),
+    Construct("`or X \"c\"` printed", '{{ or X "c" }}'),
+    Construct("`not`", "{{ not X }}"),
+    Construct("`len`", "{{ len X }}"),
+    Construct("`index X 0`", "{{ index X 0 }}"),
+    Construct("`slice X 1`", "{{ slice X 1 }}"),
+    Construct("`eq X X`", "{{ eq X X }}"),
+    Construct("`lt X X`", "{{ lt X X }}"),
+    Construct("`print`", "{{ print X }}"),
+    Construct("`println`", "{{ println X }}"),
+    Construct("`printf \"%v\"`", '{{ printf "%v" X }}'),
+    Construct("`printf \"%s\"`", '{{ printf "%s" X }}'),
+    Construct("`printf \"%d\"`", '{{ printf "%d" X }}'),
+    Construct("`printf \"%q\"`", '{{ printf "%q" X }}'),
+    Construct("`printf \"%5.2f\"`", '{{ printf "%5.2f" X }}'),
+    Construct("`printf \"%-6s.\"`", '{{ printf "%-6s." X }}'),
+    Construct("`printf \"%x\"`", '{{ printf "%x" X }}'),
+    Construct("`html`", "{{ html X }}"),
+    Construct("`js`", "{{ js X }}"),
+    Construct("`urlquery`", "{{ urlquery X }}"),
+    Construct("`call`", "{{ call X }}"),
+    Construct("`json`", "{{ json X }}"),
+    Construct("`toTypeScriptType`", "{{ toTypeScriptType X }}"),
+)
+
+#: Functions without operands, one cell each.
+NULLARY: tuple[Construct, ...] = (
+    Construct("`currentDate`", "{{ currentDate }}"),
+    Construct("`yesterdayDate`", "{{ yesterdayDate }}"),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One template's fate: "exact" (translated, verified), "refused" (with the reason), or a
+    bug: "diverges" (translated but not equal to Go), "malformed refusal" (not one line with
+    its line and column); "not Go" is a cell Go's parser rejects."""
+
+    template: str
+    status: str
+    detail: str = ""
+
+
+#: Ends every cell that does not read `.Messages` itself: a template that never reads it is
+#: rendered on Ollama's legacy path, where `.Tools` is empty and Ollama's functions are absent.
+MESSAGES_PATH = "{{ if .Messages }}{{ end }}"
+
+
+def cell_template(construct: Construct, operand: Operand | None) -> str:
+    text = construct.action if operand is None else (
+        operand.before + construct.action.replace("X", operand.expr) + operand.after)
+    return text if ".Messages" in text else text + MESSAGES_PATH
+
+
+_POSITION = re.compile(r"^template:\d+:\d+: ")
+#: Go type names in a refusal, longest first, so that one reason groups all its operand types.
+_TYPE_NAMES = re.compile("(?<![A-Za-z])(?:" + "|".join(re.escape(t.value) for t in sorted(
+    GoType, key=lambda t: -len(t.value))) + ")(?![A-Za-z])")
+
+
+def reason_class(reason: str) -> str:
+    """A refusal with its Go type names replaced by `T` (the cell's column says which)."""
+    return _TYPE_NAMES.sub("T", reason)
+
+
+def check_cell(template: str, *, cases: int, engines: list[str] | None) -> Cell:
+    """Translate one cell's template and verify it (`cases` random conversations after the
+    one-message shapes)."""
+    try:
+        jinja = translate(template)
+    except TemplateSyntaxError as exc:
+        return Cell(template, "not Go", _POSITION.sub("", str(exc)))
+    except TranslationError as exc:
+        if not _POSITION.match(str(exc)) or "\n" in str(exc):  # every refusal: one line, L:C
+            return Cell(template, "malformed refusal", str(exc))
+        return Cell(template, "refused", _POSITION.sub("", str(exc)))
+    try:
+        result = verify_template(template, jinja, cases=cases, exhaustive=1, engines=engines,
+                                 seed=len(template))
+    except Gotmpl2JinjaError as exc:
+        return Cell(template, "diverges", str(exc).splitlines()[0])
+    if not result.ok:
+        first = result.divergences[0]
+        return Cell(template, "diverges", f"on {first.engine}")
+    return Cell(template, "exact")
+
+
+def table(*, cases: int = 10, engines: list[str] | None = None,
+          progress: Callable[[str], None] | None = None) -> dict[tuple[str, str], Cell]:
+    """Every cell, keyed (construct label, operand label; "—" for the nullary functions)."""
+    cells: dict[tuple[str, str], Cell] = {}
+    jobs: list[tuple[Construct, Operand | None]] = [
+        (c, o) for c in CONSTRUCTS for o in OPERANDS] + [(c, None) for c in NULLARY]
+    for number, (construct, operand) in enumerate(jobs, 1):
+        template = cell_template(construct, operand)
+        if progress:
+            progress(f"[{number}/{len(jobs)}] {template}")
+        cells[(construct.label, operand.label if operand else "—")] = check_cell(
+            template, cases=cases, engines=engines)
+    return cells
+
+
+def _mark(cell: Cell, reasons: dict[str, int]) -> str:
+    if cell.status == "exact":
+        return "="
+    if cell.status == "refused":
+        number = reasons.setdefault(reason_class(cell.detail), len(reasons) + 1)
+        return f"R{number}"
+    return f"**{cell.status}**"
+
+
+def markdown(cells: dict[tuple[str, str], Cell], command: str, engines: Iterable[str]) -> str:
+    """The table as docs/coverage.md has it: `=` exact, `R<n>` refused for reason n."""
+    reasons: dict[str, int] = {}
+    head = ["construct", *(o.label for o in OPERANDS)]
+    lines = [
+        "# Coverage: Go builtins, Ollama functions and constructs × operand types",
+        "",
+        f"Generated by `{command}` from the translator itself (`gotmpl2jinja.batch.coverage`);",
+        "`tests/test_coverage.py` regenerates it and fails when it differs, so it cannot go",
+        "stale.",
+        "",
+        "Each cell is a one-line template: the construct applied to an operand of one Go type",
+        "of Ollama's data model, reached as a template reaches it (`.Content` inside `range",
+        ".Messages`, `$v` ranging over a tool call's arguments, …), on Ollama's messages path",
+        f"(a cell that does not read `.Messages` ends with `{MESSAGES_PATH}`). A translated",
+        "cell is verified against Go (the Go reference renderer) on every one-message",
+        f"conversation shape and random conversations, on: {', '.join(engines)}.",
+        "",
+        "`=` translated and verified (this includes Go failing — an execution error — exactly",
+        "where the Jinja raises); `R<n>` refused at translation, for reason n below (with the",
+        "line and column); **diverges** or **malformed refusal** would be a bug; **not Go** is",
+        "a cell Go's parser rejects.",
+        "",
+        "Operands: " + "; ".join(f"{o.label}: `{o.expr}` ({o.go_type})" for o in OPERANDS) + ".",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for construct in CONSTRUCTS:
+        row = [construct.label] + [_mark(cells[(construct.label, o.label)], reasons)
+                                   for o in OPERANDS]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| function | result |", "|---|---|"]
+    for construct in NULLARY:
+        lines.append(f"| {construct.label} | {_mark(cells[(construct.label, '—')], reasons)} |")
+    lines += ["", f"**{summary(cells)}**", "",
+              "## Reasons for refusal", "",
+              "(`T` stands for the operand's Go type.)", "",
+              "| | reason | cells |", "|---|---|---|"]
+    counts: dict[str, int] = {}
+    for cell in cells.values():
+        if cell.status == "refused":
+            key = reason_class(cell.detail)
+            counts[key] = counts.get(key, 0) + 1
+    for reason, number in reasons.items():
+        escaped = reason.replace("|", "\\|")
+        lines.append(f"| R{number} | {escaped} | {counts[reason]} |")
+    return "\n".join(lines) + "\n"
+
+
+def summary(cells: dict[tuple[str, str], Cell]) -> str:
+    """`N cells: E exact, R refused` (and any other kind, which would be a bug)."""
+    exact = sum(cell.status == "exact" for cell in cells.values())
+    refused = sum(cell.status == "refused" for cell in cells.values())
+    other = len(cells) - exact - refused
+    return (f"{len(cells)} cells: {exact} exact, {refused} refused"
+            + (f", {other} diverging or not Go (see the table)" if other else "") + ".")

@@ -1,0 +1,399 @@
+"""What the user hands us — a template file, a Modelfile, standard input or an installed model —
+read into one `Source`, and the Modelfile rule that goes with it.
+
+Why a Modelfile is more than its TEMPLATE: Ollama's server rewrites the conversation before the
+template sees it (ollama-semantics.md §8): Modelfile `SYSTEM` leads unless the conversation
+starts with a system message, and the `MESSAGE` lines come before the conversation. A Jinja user
+gets none of that from their runtime, so `convert_source` puts the rule in the template itself:
+a short preamble that rewrites `messages` exactly so, then the translated template.
+
+A Modelfile without TEMPLATE: `ollama create` keeps what FROM provides (an installed base model's
+template, or for a GGUF the built-in template closest to its chat template, §10); only when there
+is none does Ollama use `DefaultTemplate`, `{{ .Prompt }}` (§2). We resolve FROM against the
+Ollama store when one is given, else convert the default, and say so in a warning.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gotmpl2jinja.emit import runtime
+from gotmpl2jinja.emit.emitter import FIM_CONDITION
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.ollama.modelfile import (
+    Modelfile,
+    decode_modelfile,
+    looks_like_modelfile,
+    parse_modelfile,
+)
+from gotmpl2jinja.ollama.store import InstalledModel, StoreError, load_model
+
+#: Ollama's `template.DefaultTemplate`: what a model without a template layer renders with.
+DEFAULT_TEMPLATE = "{{ .Prompt }}"
+#: `ollama:NAME` names an installed model (`ollama:qwen3:8b`).
+OLLAMA_PREFIX = "ollama:"
+#: Files with these suffixes are Go templates whatever their first line looks like.
+TEMPLATE_SUFFIXES: tuple[str, ...] = (".gotmpl", ".tmpl")
+STDIN = "-"
+#: How an input is read: `auto` (by name, then by its first command), or as said.
+INPUT_KINDS: tuple[str, ...] = ("auto", "template", "modelfile")
+
+#: Renders the Go side for `verify_template(render=…)`: (go_source, conversation, now) -> text.
+GoRenderer = Callable[[str, dict[str, Any], dt.datetime], str]
+
+
+class InputError(Gotmpl2JinjaError):
+    """An input that cannot be read as a template, a Modelfile or an installed model."""
+
+
+@dataclass
+class Source:
+    """One thing to convert: the Go template Ollama would use plus the Modelfile rule's inputs.
+
+    `system` and `messages` are what Ollama's server adds to every chat (§8); `stop` is what a
+    runtime needs besides the template (LM Studio's config carries it); `warnings` are facts the
+    user should know (dropped characters, a default template, a built-in renderer…).
+    """
+
+    name: str
+    template: str
+    kind: str  # "template", "modelfile" or "ollama"
+    system: str | None = None
+    messages: list[dict[str, str]] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: (line, col) in the file where the template's first character is, for a Modelfile's
+    #: TEMPLATE; None when the template is the whole file (or not in the file at all).
+    origin: tuple[int, int] | None = None
+
+    def locate(self, line: int, col: int | None) -> tuple[int, int | None]:
+        """A template position (1-based; the parser's column counts UTF-8 bytes, as Go's
+        positions do) as a position in the file the user has open, its column counted in
+        characters, as an editor and the Modelfile parser count it."""
+        col = char_column(self.template, line, col)
+        if self.origin is None:
+            return line, col
+        first_line, first_col = self.origin
+        if line == 1:
+            return first_line, None if col is None else first_col + col - 1
+        return first_line + line - 1, col
+
+    @property
+    def has_modelfile_rule(self) -> bool:
+        """True when Ollama would rewrite the conversation (a non-empty SYSTEM, or MESSAGEs)."""
+        return bool(self.system) or bool(self.messages)
+
+
+def char_column(text: str, line: int, col: int | None) -> int | None:
+    """A byte-counted column of `text` (Go's and the parser's) as a character-counted one:
+    the column every message of this tool gives, so that a Modelfile error and a template
+    error count alike."""
+    if col is None or text.isascii():
+        return col
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return col
+    head = lines[line - 1].encode("utf-8", "surrogatepass")[: max(col - 1, 0)]
+    return len(head.decode("utf-8", "ignore")) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def load_source(spec: str, *, models_dir: Path | None = None, kind: str = "auto") -> Source:
+    """Read `spec`: a template file, a Modelfile, `-` (standard input) or `ollama:NAME`.
+
+    `models_dir` is the Ollama store for `ollama:NAME` (default: $OLLAMA_MODELS or
+    ~/.ollama/models) and, when given, where a Modelfile's FROM is looked up. `kind`
+    ("auto", "template", "modelfile") says how a file or standard input is read.
+    """
+    if kind not in INPUT_KINDS:
+        raise InputError(f"unknown input kind {kind!r}; choose from {', '.join(INPUT_KINDS)}")
+    if spec.startswith(OLLAMA_PREFIX) and kind == "auto":
+        name = spec[len(OLLAMA_PREFIX):]
+        if not name:
+            raise InputError(f"{spec!r}: give a model name after 'ollama:' (ollama:qwen3:8b)")
+        return source_from_model(load_model(name, models_dir), spec)
+    if spec == STDIN:
+        return source_from_bytes(sys.stdin.buffer.read(), "<stdin>", models_dir=models_dir,
+                                 kind=kind)
+    path = Path(spec)
+    if path.is_dir():
+        raise InputError(f"{spec} is a directory; give a template file or a Modelfile "
+                         "(the migrate command converts whole directories)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{spec}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{spec}: cannot read it ({exc.strerror or exc})") from None
+    return source_from_bytes(data, spec, models_dir=models_dir, kind=kind)
+
+
+def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None,
+                      kind: str = "auto") -> Source:
+    """A file's bytes as a Source: with kind "auto", a Modelfile when it is named like one or
+    looks like one (then a warning says so, and how to read it as a template), else a Go
+    template; "template" and "modelfile" say which. (The warning is for standard input, which
+    has no name to go by.)"""
+    as_modelfile = kind == "modelfile"
+    sniffed = False
+    if kind == "auto" and not name.lower().endswith(TEMPLATE_SUFFIXES):
+        head = data[:4096].decode("utf-8", "replace")
+        as_modelfile = looks_like_modelfile(name, head)
+        # a file's name says what it is; a Modelfile that starts with FROM is no surprise
+        sniffed = as_modelfile and name == "<stdin>" and not _starts_with_from(head)
+    if as_modelfile:
+        hint = ("read as a Modelfile (its first line that is not blank or a # comment starts "
+                "with a Modelfile command); pass --as template to read it as a Go template")
+        try:
+            modelfile = parse_modelfile(data, name=name)
+        except Gotmpl2JinjaError as exc:
+            if sniffed:
+                exc.message += f" ({hint})"
+            raise
+        source = source_from_modelfile(modelfile, models_dir=models_dir)
+        source.origin = template_origin(decode_modelfile(data), modelfile, source)
+        if sniffed:
+            source.warnings.insert(0, f"{name}: {hint}")
+        return source
+    return Source(name=name, template=decode_template(data, name), kind="template")
+
+
+def _starts_with_from(text: str) -> bool:
+    """The first line that is not blank or a `#` comment is a FROM command."""
+    for raw in text.lstrip("\ufeff").splitlines():
+        stripped = raw.strip(" \t")
+        if stripped and not stripped.startswith("#"):
+            return stripped[:5].lower() in ("from ", "from\t")
+    return False
+
+
+def decode_template(data: bytes, name: str) -> str:
+    """A template file must be UTF-8: say where it is not instead of guessing an encoding."""
+    text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + (len(data) - len(text))
+        line = data[:offset].count(b"\n") + 1
+        col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+        raise InputError(
+            f"not valid UTF-8 (byte 0x{data[offset]:02x}); save the template as UTF-8",
+            name=name, line=line, col=col,
+        ) from None
+
+
+def template_origin(text: str, mf: Modelfile, source: Source) -> tuple[int, int] | None:
+    """Where the (last, winning) TEMPLATE value starts in the Modelfile: the line of its
+    command, after the keyword, the blanks and an opening quote. None when the template did
+    not come from this file. Characters Ollama drops earlier on that line would shift it."""
+    commands = [c for c in mf.commands if c.name == "template" and c.args]
+    if not commands or commands[-1].args != source.template:
+        return None
+    line_no = commands[-1].line
+    lines = re.split(r"\r\n|\r|\n", text.lstrip("\ufeff"))
+    if line_no > len(lines):
+        return None
+    line = lines[line_no - 1]
+    match = re.match(r'[ \t]*[A-Za-z]+[ \t]+("""|")?', line)
+    if match is None:
+        return None
+    return line_no, match.end() + 1
+
+
+def source_from_modelfile(mf: Modelfile, *, models_dir: Path | None = None) -> Source:
+    """What `ollama create` would store for this Modelfile, as a Source.
+
+    Empty TEMPLATE/SYSTEM values set nothing (create.go checks `!= ""`), so they count as absent.
+    """
+    warnings = list(mf.warnings)
+    template = mf.template or None
+    system = mf.system or None
+    messages = [dict(m) for m in mf.messages]
+    stop = mf.stop
+    base = _installed_base(mf, models_dir, warnings) if template is None else None
+    if base is not None:
+        template = base.template
+        if system is None:
+            system = base.system or None
+        if not messages:
+            messages = _plain_messages(base.messages, f"{base.name} (FROM)", warnings)
+        if not stop:
+            stop = base.stop
+        if base.renderer:
+            warnings.append(_renderer_warning(mf.name, base.renderer))
+    if template is None:
+        where = "" if base is None else f" (the installed {base.name} has no template layer)"
+        warnings.append(
+            f"{mf.name}: no TEMPLATE{where}: `ollama create` takes the template from FROM "
+            f"{mf.from_!r} (an installed base model's template, or for a GGUF the built-in "
+            "template closest to its chat template); only when there is none does Ollama use "
+            f"its default template {DEFAULT_TEMPLATE!r}, which is what is converted here"
+        )
+        template = DEFAULT_TEMPLATE
+    if mf.renderer:
+        warnings.append(_renderer_warning(mf.name, mf.renderer))
+    return Source(name=mf.name, template=template, kind="modelfile", system=system,
+                  messages=messages, stop=list(stop), warnings=warnings)
+
+
+def _installed_base(mf: Modelfile, models_dir: Path | None,
+                    warnings: list[str]) -> InstalledModel | None:
+    """The installed model FROM names, when a store was given and it is there (else None)."""
+    if models_dir is None or not mf.from_:
+        return None
+    if mf.from_.startswith((".", "/", "~")) or mf.from_.lower().endswith(".gguf"):
+        return None  # a file or directory, not a model name
+    try:
+        return load_model(mf.from_, models_dir)
+    except StoreError as exc:
+        warnings.append(f"{mf.name}: FROM {mf.from_!r} is not usable from the store ({exc})")
+        return None
+
+
+def source_from_model(model: InstalledModel, spec: str) -> Source:
+    """An installed model as Ollama's GetModel sees it (no template layer → the default)."""
+    warnings: list[str] = []
+    template = model.template
+    if template is None:
+        warnings.append(f"{spec}: the model has no template layer; Ollama renders it with its "
+                        f"default template {DEFAULT_TEMPLATE!r}, which is what is converted here")
+        template = DEFAULT_TEMPLATE
+    if model.renderer:
+        warnings.append(_renderer_warning(spec, model.renderer))
+    messages = _plain_messages(model.messages, spec, warnings)
+    return Source(name=spec, template=template, kind="ollama", system=model.system or None,
+                  messages=messages, stop=model.stop, warnings=warnings)
+
+
+def _plain_messages(messages: list[Any], where: str, warnings: list[str]) -> list[dict[str, str]]:
+    """Role and content of stored messages (all a Modelfile MESSAGE can set); say what is lost."""
+    plain: list[dict[str, str]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise InputError(f"{where}: stored message {i} has no role; the store is damaged")
+        content = message.get("content", "")
+        if not isinstance(content, str):
+            raise InputError(f"{where}: stored message {i} has a non-string content")
+        extra = sorted(k for k, v in message.items() if k not in ("role", "content") and v)
+        if extra:
+            warnings.append(f"{where}: stored message {i} also has {', '.join(extra)}; only its "
+                            "role and content are carried into the Jinja preamble")
+        plain.append({"role": message["role"].lower(), "content": content})
+    return plain
+
+
+def _renderer_warning(name: str, renderer: str) -> str:
+    return (f"{name}: RENDERER {renderer!r}: Ollama renders this model with built-in Go code, "
+            "not with its template (ollama-semantics.md §1); the template is converted as is")
+
+
+# ---------------------------------------------------------------------------------------------
+# The Modelfile rule in Jinja
+
+
+def jinja_string(text: str) -> str:
+    """A single-quoted Jinja string literal every engine reads back as `text` exactly
+    (`runtime.literal`: only the portable escapes, other characters as themselves)."""
+    return runtime.literal(text)
+
+
+def _message_literal(role: str, content: str) -> str:
+    return f"{{'role': {jinja_string(role)}, 'content': {jinja_string(content)}}}"
+
+
+def modelfile_preamble(system: str | None, messages: list[dict[str, str]]) -> str:
+    """Jinja that rewrites `messages` as Ollama's server does for a Modelfile (§8).
+
+    Modelfile SYSTEM comes first unless the conversation's first message is a system message
+    (compared lower-cased: Ollama lower-cases roles when it decodes a request), then the MESSAGE
+    lines, then the conversation. A fill-in-the-middle request (`prompt` and `suffix` given, as
+    the translated template tests it) is left alone: Ollama's suffix path sees no messages.
+    `add_generation_prompt` and every other variable are left as the caller gave them. Empty
+    when there is nothing to add. Every tag is `{%-`/`{#-` (so the
+    newlines between them never print) and the text ends with a tag, not a newline: what follows
+    it is `with_preamble`'s business.
+    """
+    if not system and not messages:
+        return ""
+    lines = ["{#- Ollama's Modelfile rule (chat only, not fill-in-the-middle): SYSTEM comes "
+             "first unless the conversation starts with a system message; the MESSAGE lines "
+             "come before the conversation. #}"]
+    lines.append("{%- set modelfile_messages = [] %}")
+    for message in messages:
+        literal = _message_literal(message["role"], message.get("content", ""))
+        lines.append(f"{{%- set modelfile_messages = modelfile_messages + [{literal}] %}}")
+    if system:
+        lines.append(f"{{%- set modelfile_system = [{_message_literal('system', system)}] %}}")
+        lines.append(
+            "{%- set modelfile_messages = (modelfile_system if messages|length == 0 or "
+            "(messages[0].role|lower) != 'system' else []) + modelfile_messages %}"
+        )
+    lines.append(f"{{%- set messages = messages if ({FIM_CONDITION}) "
+                 "else (modelfile_messages + messages) %}")
+    return "\n".join(lines)
+
+
+_LEFT_TRIMMING_TAGS = ("{%-", "{{-", "{#-")
+
+
+def _split_header(jinja: str) -> tuple[str, str]:
+    """The translator's leading `{#- … #}` header comment (with its newline), and the rest."""
+    if not jinja.startswith("{#"):
+        return "", jinja
+    end = jinja.find("#}")
+    if end < 0:
+        return "", jinja
+    end += 2
+    if jinja.startswith("\n", end):
+        end += 1
+    return jinja[:end], jinja[end:]
+
+
+def with_preamble(preamble: str, jinja: str) -> str:
+    """`jinja` with `preamble` placed after its leading header comment (before it if none).
+
+    Whitespace-safe on every engine: the header's newline is trimmed by the preamble's first
+    `{#-`; a newline follows the preamble only when the body starts with a left-trimming tag
+    (which trims it), else `{{ '' }}` separates them, so trim_blocks cannot eat the body's first
+    newline.
+    """
+    if not preamble:
+        return jinja
+    header, body = _split_header(jinja)
+    separator = "\n" if body.startswith(_LEFT_TRIMMING_TAGS) else "{{ '' }}"
+    return header + preamble + separator + body
+
+
+def convert_source(source: Source) -> str:
+    """The Jinja for a Source: the translated template with the Modelfile preamble inside.
+
+    The translator's header comment stays first; the preamble goes right after it, so the
+    rewritten `messages` is what the translated prelude (collate and the rest) reads. Raises
+    TranslationError (with FILE:LINE:COL) for what cannot be translated faithfully.
+    """
+    from gotmpl2jinja.emit.emitter import translate
+
+    jinja = translate(source.template, name=source.name)
+    return with_preamble(modelfile_preamble(source.system, source.messages), jinja)
+
+
+def go_renderer(source: Source) -> GoRenderer:
+    """The Go side of verification for this Source: Ollama's render with the Modelfile rule.
+
+    A `verify.GoSide`: `verify_template(render=…)` renders it in batches (`reference.render_many`
+    with the same rule), single cases by calling it.
+    """
+    from gotmpl2jinja.verify.harness import GoSide
+
+    return GoSide(modelfile_system=source.system or None,
+                  modelfile_messages=tuple((m["role"], m.get("content", ""))
+                                           for m in source.messages))

@@ -1,5 +1,0 @@
-"""The C++ engines: llama.cpp's own Jinja engine and minja, built from llama-cpp-python sdists.
-
-`build` fetches and compiles them (on request only); the drivers (`*_driver.cpp`) are the
-small programs of ours that the harness talks to; `gotmpl2jinja.cppengines` runs them.
-"""
