@@ -26,8 +26,8 @@ TEMPLATES = [
 
 
 def main() -> None:
-    from gotmpl2jinja.emit.emitter import translate
-    from gotmpl2jinja.verify.harness import CHECK_CASES, check_engines, check_translation
+    from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.verify.check import CHECK_CASES, check_engines, check_translation
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)

@@ -132,7 +132,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from gotmpl2jinja.batch.compare import tokens_for_entry, without_generation_tags
-    from gotmpl2jinja.emit.emitter import translate
+    from gotmpl2jinja.emit import translate
     from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engine, render_many
     from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError
     from gotmpl2jinja.verify.conversation import jinja_context

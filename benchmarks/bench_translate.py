@@ -19,7 +19,7 @@ from pathlib import Path
 import jinja2.ext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from gotmpl2jinja.emit.emitter import translate, uses_messages
+from gotmpl2jinja.emit import translate, uses_messages
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.parse.parser import parse
 

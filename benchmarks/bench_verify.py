@@ -68,22 +68,18 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
+    from gotmpl2jinja.batch.files import parse_engine_list
     from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engines, render_many
     from gotmpl2jinja.errors import RenderError
     from gotmpl2jinja.verify.conversation import jinja_context
-    from gotmpl2jinja.verify.harness import (
-        MAX_BATCH,
-        go_render,
-        go_render_many,
-        parse_engine_list,
-        verify_template,
-    )
+    from gotmpl2jinja.verify.harness import MAX_BATCH, verify_template
+    from gotmpl2jinja.verify.outcomes import go_render, go_render_many
 
     go_source = TEMPLATE.read_text(encoding="utf-8")
     if args.jinja is not None:
         jinja_source = args.jinja.read_text(encoding="utf-8")
     else:
-        from gotmpl2jinja.emit.emitter import translate
+        from gotmpl2jinja.emit import translate
 
         jinja_source = translate(go_source, name=TEMPLATE.name)
     names = parse_engine_list(args.engines)

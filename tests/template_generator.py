@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from gotmpl2jinja.analysis.scopes import (
+from gotmpl2jinja.analysis import (
     FIELDS,
     MAP_VALUES,
     SLICE_ELEMENTS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gotmpl2jinja.analysis.scopes import GoType, analyze, jinja_identifier, messages_alike_when_nil
+from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier, messages_alike_when_nil
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError
 from gotmpl2jinja.parse import nodes
 from gotmpl2jinja.parse.parser import parse

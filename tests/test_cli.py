@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from gotmpl2jinja.cli.main import cli
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.registry import get_engines
 from gotmpl2jinja.ollama.reference import render
 from gotmpl2jinja.verify.conversation import jinja_context

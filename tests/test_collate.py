@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.verify.conversation import jinja_context

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.base import (
     EngineTimeout,
     TemplateRaised,

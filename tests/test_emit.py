@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # also when run as `python -m tests.tes
 
 from ollama_cases import TESTDATA_CASES  # noqa: E402
 
-from gotmpl2jinja.emit.emitter import translate, uses_messages  # noqa: E402
+from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
 from gotmpl2jinja.emit.runtime import ADDRESS, MACROS_OUTRO, NOT_UTF8  # noqa: E402
 from gotmpl2jinja.engines.registry import ENGINES as ENGINE_REGISTRY  # noqa: E402
 from gotmpl2jinja.engines.registry import get_engines, is_raised, raw_engine_names  # noqa: E402
@@ -33,7 +33,8 @@ from gotmpl2jinja.ollama import reference as _reference  # noqa: E402
 from gotmpl2jinja.ollama.modelfile import parse_modelfile  # noqa: E402
 from gotmpl2jinja.parse.parser import parse  # noqa: E402
 from gotmpl2jinja.verify.conversation import jinja_context  # noqa: E402
-from gotmpl2jinja.verify.harness import not_utf8, verify_template  # noqa: E402
+from gotmpl2jinja.verify.harness import verify_template  # noqa: E402
+from gotmpl2jinja.verify.outcomes import not_utf8  # noqa: E402
 
 CORPUS = ROOT / "fixtures" / "corpus"
 BUILTINS = CORPUS / "ollama" / "template"

@@ -192,7 +192,7 @@ def test_a_template_that_does_not_compile_says_so_every_time(engine: Engine) -> 
 def test_an_array_index_key_in_a_nested_property_map_is_out_of_scope_on_hfjinja_only() -> None:
     """JavaScript objects list array-index keys first: Go prints a nested property map in the
     request's order, which a transformers.js host's template never sees."""
-    from gotmpl2jinja.engines.registry import INTEGER_LIKE_PROPERTY, integer_like_nested_property
+    from gotmpl2jinja.engines.hfjs import INTEGER_LIKE_PROPERTY, integer_like_nested_property
 
     def conv(keys: list[str], *, via_any_of: bool = False) -> dict[str, Any]:
         nested: dict[str, Any] = {"properties": {k: {} for k in keys}}
@@ -208,7 +208,7 @@ def test_an_array_index_key_in_a_nested_property_map_is_out_of_scope_on_hfjinja_
     top = {"messages": [], "tools": [{"type": "function", "function": {"name": "f",
            "parameters": {"type": "object", "properties": {"10": {}, "a": {}}}}}]}
     assert not integer_like_nested_property(top)
-    from gotmpl2jinja.verify.harness import out_of_scope
+    from gotmpl2jinja.verify.outcomes import out_of_scope
 
     hf = get_engine("hfjinja")
     assert out_of_scope(hf, conv(["a", "10"]), "") == INTEGER_LIKE_PROPERTY

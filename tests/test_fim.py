@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from gotmpl2jinja.emit.emitter import translate
-from gotmpl2jinja.emit.legacy import FIM_CONDITION, fim_branch, translate_legacy
+from gotmpl2jinja.emit import translate
+from gotmpl2jinja.emit.legacy import fim_branch, translate_legacy
+from gotmpl2jinja.emit.paths import FIM_CONDITION
 from gotmpl2jinja.engines.registry import get_engines, is_raised
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.ollama.modelfile import parse_modelfile

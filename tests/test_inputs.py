@@ -18,22 +18,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_store import install, layer, manifest_bytes
 
-from gotmpl2jinja.batch.sources import (
-    DEFAULT_TEMPLATE,
-    InputError,
-    Source,
+from gotmpl2jinja.emit.preamble import (
     convert_source,
-    go_renderer,
     jinja_string,
-    load_source,
     modelfile_preamble,
     with_preamble,
 )
 from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engines, raw_engine_names
 from gotmpl2jinja.errors import ModelfileError
 from gotmpl2jinja.ollama.modelfile import parse_modelfile
+from gotmpl2jinja.ollama.source import DEFAULT_TEMPLATE, InputError, Source, load_source
 from gotmpl2jinja.ollama.store import StoreError
 from gotmpl2jinja.verify.conversation import jinja_context
+from gotmpl2jinja.verify.goside import go_renderer
 from gotmpl2jinja.verify.harness import verify_template
 
 UNSLOTH = CORPUS / "unslothai__unsloth" / "modelfiles"
@@ -318,7 +315,7 @@ def test_system_and_messages_match_ollama_on_every_engine(tmp_path: Path) -> Non
 def test_the_rule_really_changes_the_prompt(tmp_path: Path) -> None:
     """Guard against a vacuous proof: without the preamble the outputs differ from Ollama's."""
     source = _math_tutor(tmp_path)
-    from gotmpl2jinja.emit.emitter import translate
+    from gotmpl2jinja.emit import translate
 
     bare = translate(source.template, name="bare")
     conv = CONVERSATIONS[1]

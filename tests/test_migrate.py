@@ -26,9 +26,9 @@ from gotmpl2jinja.batch.migrate import (
     discover,
     migrate,
 )
-from gotmpl2jinja.batch.sources import Source
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.ollama.source import Source
 
 AHNAF = CORPUS / "ahnafnafee__modelfile-syntax" / "syntaxes" / "tests"
 UNSLOTH = CORPUS / "unslothai__unsloth" / "modelfiles"

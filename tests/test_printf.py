@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.emit.gofmt import Verb, parse_printf
 from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
 from gotmpl2jinja.errors import TranslationError

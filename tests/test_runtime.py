@@ -37,7 +37,7 @@ from gotmpl2jinja.engines.registry import (
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.ollama.reference.driver import DEFAULT_TIMEOUT, cache_dir, find_go
 from gotmpl2jinja.verify.conversation import jinja_context, validate
-from gotmpl2jinja.verify.harness import out_of_scope
+from gotmpl2jinja.verify.outcomes import out_of_scope
 
 # --------------------------------------------------------------------------------------------
 # Go oracle for plain values: `{{ json .v }}` and `{{ .v }}` with v decoded by encoding/json,

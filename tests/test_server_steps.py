@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gotmpl2jinja.batch.sweep import find_inputs
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.registry import get_engines
 from gotmpl2jinja.errors import ReferenceRendererError
 from gotmpl2jinja.ollama.capabilities import capabilities, think_tags

@@ -267,7 +267,7 @@ def test_modelfile_rule_reaches_both_sides(modelfiles: Path, monkeypatch: pytest
     """The Go side renders with the rule: the empty conversation already shows SYSTEM and the
     MESSAGE lines (checked on Go's own output, through the counterexample of a Jinja that
     drops the rule)."""
-    import gotmpl2jinja.batch.sources as inputs
+    import gotmpl2jinja.emit.preamble as inputs
 
     monkeypatch.setattr(inputs, "modelfile_preamble", lambda system, messages: "")
     rows = {r.template: r for r in sweep([modelfiles], cases=20, exhaustive=0,

@@ -22,11 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from template_generator import go_templates
 
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.registry import raw_engine_names
 from gotmpl2jinja.errors import TemplateSyntaxError, TranslationError
 from gotmpl2jinja.ollama import reference
-from gotmpl2jinja.verify.harness import format_divergence, verify_template
+from gotmpl2jinja.verify.harness import verify_template
+from gotmpl2jinja.verify.outcomes import format_divergence
 
 #: Random conversations per generated template (after the 238 one-message shapes).
 CASES = 20

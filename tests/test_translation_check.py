@@ -11,19 +11,17 @@ import pytest
 from click.testing import CliRunner
 
 import gotmpl2jinja
-from gotmpl2jinja.batch.sources import convert_source, go_renderer, load_source
 from gotmpl2jinja.cli.main import cli
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.emit import translate
+from gotmpl2jinja.emit.preamble import convert_source
 from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.ollama.source import load_source
+from gotmpl2jinja.verify.check import TranslationDiverged, check_engines, check_translation
 from gotmpl2jinja.verify.conversation import jinja_context
-from gotmpl2jinja.verify.harness import (
-    TranslationDiverged,
-    check_engines,
-    check_translation,
-    verify_template,
-)
+from gotmpl2jinja.verify.goside import go_renderer
+from gotmpl2jinja.verify.harness import verify_template
 
 ROOT = Path(__file__).resolve().parent.parent
 CHATML = ROOT / "fixtures" / "corpus" / "ollama" / "template" / "chatml.gotmpl"
@@ -153,7 +151,7 @@ def _broken_translation(source, name="template"):  # noqa: ANN001, ANN202 - tran
 
 def test_convert_refuses_a_translation_that_diverges(monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
-    monkeypatch.setattr("gotmpl2jinja.emit.emitter.translate", _broken_translation)
+    monkeypatch.setattr("gotmpl2jinja.emit.preamble.translate", _broken_translation)
     out = tmp_path / "chat_template.jinja"
     result = run("convert", str(CHATML), "-o", str(out))
     assert result.exit_code == 1
@@ -167,7 +165,7 @@ def test_convert_refuses_a_translation_that_diverges(monkeypatch: pytest.MonkeyP
 def test_translate_api_checks_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
     source = CHATML.read_text()
     assert gotmpl2jinja.translate(source) == translate(source)
-    monkeypatch.setattr("gotmpl2jinja.emit.emitter.translate", _broken_translation)
+    monkeypatch.setattr("gotmpl2jinja.emit.translate", _broken_translation)
     with pytest.raises(TranslationDiverged) as caught:
         gotmpl2jinja.translate(source)
     assert isinstance(caught.value, TranslationError)
@@ -314,7 +312,7 @@ def test_convert_without_go_says_how_to_skip_the_check(monkeypatch: pytest.Monke
     def no_go(*_args: object, **_kwargs: object) -> None:
         raise ReferenceRendererError("Go not found")
 
-    monkeypatch.setattr("gotmpl2jinja.verify.harness.check_translation", no_go)
+    monkeypatch.setattr("gotmpl2jinja.verify.check.check_translation", no_go)
     result = run("convert", str(CHATML))
     assert result.exit_code == 1
     assert result.stdout == ""

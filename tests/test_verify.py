@@ -18,8 +18,8 @@ from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.runtime import ADDRESS
 from gotmpl2jinja.engines.registry import ENGINES, raw_engine_names
 from gotmpl2jinja.verify.conversation import validate
-from gotmpl2jinja.verify.harness import Outcome, VerifyResult, agree, describe_diff, visible
 from gotmpl2jinja.verify.harness import verify_template as _verify_template
+from gotmpl2jinja.verify.outcomes import Outcome, VerifyResult, agree, describe_diff, visible
 from gotmpl2jinja.verify.strategies import exhaustive_conversations, exhaustive_count
 
 CHATML_GO = (FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl").read_text()
@@ -418,7 +418,7 @@ def test_hypothesis_replays_a_bulk_case_and_shrinks_from_it() -> None:
 def test_a_callers_go_renderer_is_used_for_every_case() -> None:
     """`render=` (e.g. the Modelfile rule of migrate) replaces the batch path case by case: a
     Go side that appends a marker diverges everywhere, and every checked case went through it."""
-    from gotmpl2jinja.verify.harness import go_render
+    from gotmpl2jinja.verify.outcomes import go_render
 
     calls: list[dict] = []  # type: ignore[type-arg]
 
@@ -591,7 +591,7 @@ def test_cli_catches_a_modelfile_jinja_that_forgets_system(qwen_modelfile, tmp_p
     Modelfile: Ollama puts SYSTEM first, so even the empty conversation shows it (Go renders
     the system turn, the bare Jinja takes the template's no-messages branch)."""
     from gotmpl2jinja import translate
-    from gotmpl2jinja.batch.sources import load_source
+    from gotmpl2jinja.ollama.source import load_source
 
     source = load_source(str(qwen_modelfile))
     assert source.system == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
@@ -615,7 +615,9 @@ def test_a_modelfile_go_side_renders_in_batches(qwen_modelfile, monkeypatch) -> 
     """`inputs.go_renderer` goes through `reference.render_many` with the rule, not case by
     case: no single render at all when nothing diverges."""
     import gotmpl2jinja.ollama.reference as reference
-    from gotmpl2jinja.batch.sources import convert_source, go_renderer, load_source
+    from gotmpl2jinja.emit.preamble import convert_source
+    from gotmpl2jinja.ollama.source import load_source
+    from gotmpl2jinja.verify.goside import go_renderer
 
     calls = {"render": 0, "render_many": 0}
     systems: set[str | None] = set()

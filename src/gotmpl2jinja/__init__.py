@@ -1,4 +1,8 @@
-"""gotmpl2jinja: Ollama Go chat templates → equivalent, portable Jinja chat templates."""
+"""gotmpl2jinja: Ollama Go chat templates → equivalent, portable Jinja chat templates.
+
+The Python API. The imports inside its functions are deferred for start-up time: `import
+gotmpl2jinja` loads no stage until a function runs.
+"""
 
 from __future__ import annotations
 
@@ -39,11 +43,11 @@ def translate(source: str, name: str = "template", *, check: bool = True) -> str
     shape of one message plus 200 random conversations, on every engine available — and
     `verify.TranslationDiverged` (a TranslationError) is raised instead of returning a
     translation that renders other bytes. `check=False` is for callers that verify anyway."""
-    from gotmpl2jinja.emit.emitter import translate as _translate
+    from gotmpl2jinja.emit import translate as _translate
 
     jinja = _translate(source, name=name)
     if check:
-        from gotmpl2jinja.verify.harness import check_translation
+        from gotmpl2jinja.verify.check import check_translation
 
         check_translation(source, jinja, name=name)
     return jinja

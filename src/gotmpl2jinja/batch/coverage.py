@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gotmpl2jinja.analysis.scopes import GoType
-from gotmpl2jinja.emit.emitter import translate
+from gotmpl2jinja.analysis import GoType
+from gotmpl2jinja.emit import translate
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TemplateSyntaxError, TranslationError
 from gotmpl2jinja.verify.harness import verify_template
 

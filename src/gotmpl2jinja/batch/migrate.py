@@ -28,26 +28,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gotmpl2jinja.batch.sources import (
-    OLLAMA_PREFIX,
-    TEMPLATE_SUFFIXES,
-    InputError,
-    Source,
-    convert_source,
-    go_renderer,
-    source_from_bytes,
-    source_from_model,
-)
-from gotmpl2jinja.engines.registry import EngineTimeout
+from gotmpl2jinja.batch import driver
+from gotmpl2jinja.emit.preamble import convert_source
+from gotmpl2jinja.engines.registry import EngineTimeout, select_engines
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ModelfileError,
-    ReferenceRendererError,
     TemplateSyntaxError,
 )
 from gotmpl2jinja.formats.writers import OutputError, write_output
 from gotmpl2jinja.ollama.modelfile import looks_like_modelfile
 from gotmpl2jinja.ollama.reference import RenderTimeout
+from gotmpl2jinja.ollama.source import (
+    OLLAMA_PREFIX,
+    TEMPLATE_SUFFIXES,
+    InputError,
+    Source,
+    source_from_bytes,
+    source_from_model,
+)
+from gotmpl2jinja.ollama.store import default_models_dir, list_models, load_model
 
 VERIFIED = "converted+verified"
 DIVERGED = "diverged"
@@ -224,8 +224,6 @@ def plan(src: Path, fmt: str, *, out: Path | None = None,
 
 def _read(planned: Planned, models_dir: Path | None) -> Source:
     if planned.path is None:
-        from gotmpl2jinja.ollama.store import load_model
-
         model = planned.label[len(OLLAMA_PREFIX):]
         return source_from_model(load_model(model, models_dir), planned.label)
     try:
@@ -247,41 +245,34 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
 
     A broken reference renderer (Go missing…) is not an item's fault: it is raised.
     """
-    from gotmpl2jinja.verify.harness import verify_template
-
     item = Item(input=planned.label, status=INVALID_INPUT)
-    try:
-        source = _read(planned, models_dir)
-    except Gotmpl2JinjaError as exc:  # ModelfileError, InputError, StoreError
+    ran = driver.run(planned.label, lambda: _read(planned, models_dir), convert=convert_source,
+                     cases=cases, seed=seed, engines=engines)
+    exc = ran.error
+    if ran.failed == driver.READ:  # ModelfileError, InputError, StoreError
         item.reason = str(exc)
         return item
+    source = ran.source
+    assert source is not None
     item.kind, item.warnings = source.kind, list(source.warnings)
-    try:
-        jinja = convert_source(source)
-    except (TemplateSyntaxError, ModelfileError) as exc:
-        item.reason = _placed(exc, source)
+    if ran.failed == driver.CONVERT:
+        if isinstance(exc, (TemplateSyntaxError, ModelfileError)):
+            item.reason = _placed(exc, source)
+        elif isinstance(exc, Gotmpl2JinjaError):  # TranslationError and the like
+            item.status, item.reason = NOT_TRANSLATABLE, _placed(exc, source)
+        else:  # one translator bug must not stop the batch
+            item.status = INTERNAL_ERROR
+            item.reason = f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
         return item
-    except Gotmpl2JinjaError as exc:  # TranslationError and the like
-        item.status, item.reason = NOT_TRANSLATABLE, _placed(exc, source)
-        return item
-    except Exception as exc:  # noqa: BLE001 - one translator bug must not stop the batch
+    if ran.failed == driver.VERIFY:
         item.status = INTERNAL_ERROR
-        item.reason = f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
+        if isinstance(exc, (RenderTimeout, EngineTimeout)):  # this item loops: its verdict
+            item.reason = f"verification did not finish: {exc}"
+        else:  # an engine or harness bug on one item
+            item.reason = f"verification failed to run ({type(exc).__name__}: {exc})"
         return item
-    try:
-        result = verify_template(
-            source.template, jinja, cases=cases, seed=seed, name=source.name, engines=engines,
-            render=go_renderer(source) if source.has_modelfile_rule else None,
-        )
-    except (RenderTimeout, EngineTimeout) as exc:  # this item loops: its verdict, not the run's
-        item.status, item.reason = INTERNAL_ERROR, f"verification did not finish: {exc}"
-        return item
-    except ReferenceRendererError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - an engine or harness bug on one item
-        item.status = INTERNAL_ERROR
-        item.reason = f"verification failed to run ({type(exc).__name__}: {exc})"
-        return item
+    result, jinja = ran.result, ran.jinja
+    assert result is not None and jinja is not None
     item.cases, item.engines = result.cases, list(result.engines)
     if not result.ok:
         first = result.divergences[0]
@@ -364,8 +355,6 @@ def migrate(
     models_dir: Path | None = None
     models: list[str] = []
     if store is not None:
-        from gotmpl2jinja.ollama.store import default_models_dir, list_models
-
         models_dir = Path(store) if store else default_models_dir()
         if not models_dir.is_dir():
             raise MigrateError(f"Ollama store {models_dir} does not exist (give its models "
@@ -385,8 +374,6 @@ def migrate(
         raise MigrateError(f"cannot write the report {md_path}: {md_path.parent} does not exist")
 
     if engines is None:
-        from gotmpl2jinja.engines.registry import select_engines
-
         selection = select_engines(None)
         engines, skipped = selection.used, selection.skipped
     result = MigrationReport(
@@ -477,7 +464,7 @@ def rich_progress() -> Iterator[Progress | None]:
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
+    from rich.console import Console  # deferred: only a run on a terminal draws a bar
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("migrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

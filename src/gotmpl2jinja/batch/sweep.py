@@ -24,17 +24,21 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gotmpl2jinja.batch import driver
+from gotmpl2jinja.emit.preamble import convert_source
+from gotmpl2jinja.emit.translator import translate
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ModelfileError,
-    ReferenceRendererError,
     TemplateSyntaxError,
 )
-
-if TYPE_CHECKING:
-    from gotmpl2jinja.batch.sources import Source
+from gotmpl2jinja.ollama import facts
+from gotmpl2jinja.ollama.modelfile import looks_like_modelfile, parse_modelfile
+from gotmpl2jinja.ollama.reference import RenderTimeout
+from gotmpl2jinja.ollama.source import Source, char_column, source_from_modelfile, template_origin
+from gotmpl2jinja.parse.parser import parse
 
 #: Unsloth's Modelfiles are templates for a generator; these stand in for its placeholders.
 PLACEHOLDERS = {"{__FILE_LOCATION__}": "model.gguf", "{__EOS_TOKEN__}": "</s>"}
@@ -109,8 +113,6 @@ class SweepRow:
 
 
 def _is_modelfile(path: Path) -> bool:
-    from gotmpl2jinja.ollama.modelfile import looks_like_modelfile
-
     name = path.name.lower()
     if name == "modelfile" or name.endswith(".modelfile"):
         return True
@@ -128,8 +130,6 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
     and the TEMPLATE of each Modelfile that has one (a Modelfile Ollama would reject is an
     input too, with its error). A folder's files are labelled from the folder's own name down,
     a file given by name by the path as given."""
-    from gotmpl2jinja.batch.sources import source_from_modelfile, template_origin
-    from gotmpl2jinja.ollama.modelfile import parse_modelfile
 
     found: list[SweepInput] = []
     for folder in folders:
@@ -168,23 +168,16 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
 def execute_path(source: str, name: str) -> str:
     """Ollama's path for a chat ("messages"/"legacy"), "+ FIM" when it reads `.Suffix` (Ollama
     then also serves fill-in-the-middle requests with it)."""
-    from gotmpl2jinja.ollama import facts as ollama
-    from gotmpl2jinja.parse.parser import parse
 
     template = parse(source, name=name)
-    path = ollama.execute_path(template)
-    return f"{path} + FIM" if "suffix" in ollama.vars(template) else path
+    path = facts.execute_path(template)
+    return f"{path} + FIM" if "suffix" in facts.vars(template) else path
 
 
 def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int,
               engines: list[str] | None) -> SweepRow:
     """Translate and verify one template; every expected failure is a row, not an exception
     (a broken reference renderer — Go missing — is raised: no row would be meaningful)."""
-    from gotmpl2jinja.batch.sources import convert_source, go_renderer
-    from gotmpl2jinja.emit.emitter import translate
-    from gotmpl2jinja.ollama.reference import RenderTimeout
-    from gotmpl2jinja.verify.harness import verify_template
-
     row = SweepRow(template=item.label, kind=item.kind)
     served = item.modelfile
     start = time.perf_counter()
@@ -192,33 +185,35 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
         if item.source is None:
             row.status, row.reason = INVALID, item.problem or "invalid"
             return row
-        try:
-            row.path = execute_path(item.source, item.file)
-            jinja = (translate(item.source, name=item.file) if served is None
-                     else convert_source(served))
-        except TemplateSyntaxError as exc:
-            row.status, row.reason = INVALID, placed(exc, item)
+        text = item.source
+
+        def convert(_: Source) -> str:
+            row.path = execute_path(text, item.file)
+            return translate(text, name=item.file) if served is None else convert_source(served)
+
+        ran = driver.run(item.label, lambda: served or Source(item.file, text, "template"),
+                         convert=convert, cases=cases, exhaustive=exhaustive, seed=seed,
+                         engines=engines, name=item.label)
+        exc = ran.error
+        if ran.failed == driver.CONVERT:
+            if isinstance(exc, TemplateSyntaxError):
+                row.status, row.reason = INVALID, placed(exc, item)
+            elif isinstance(exc, Gotmpl2JinjaError):  # TranslationError and the like
+                row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
+            else:  # one translator bug must not stop the sweep
+                row.status = ERROR
+                row.reason = f"the translator crashed ({type(exc).__name__}: {exc})"
             return row
-        except Gotmpl2JinjaError as exc:  # TranslationError and the like
-            row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
+        if ran.failed == driver.VERIFY:
+            if isinstance(exc, RenderTimeout):  # a runaway case: this template's verdict
+                row.status, row.reason = ERROR, str(exc)
+            elif isinstance(exc, Gotmpl2JinjaError):
+                row.status, row.reason = ERROR, f"verification failed: {exc}"
+            else:
+                raise exc
             return row
-        except Exception as exc:  # noqa: BLE001 - one translator bug must not stop the sweep
-            row.status = ERROR
-            row.reason = f"the translator crashed ({type(exc).__name__}: {exc})"
-            return row
-        try:
-            render = (go_renderer(served) if served is not None and served.has_modelfile_rule
-                      else None)
-            result = verify_template(item.source, jinja, cases=cases, exhaustive=exhaustive,
-                                     engines=engines, seed=seed, name=item.label, render=render)
-        except RenderTimeout as exc:  # a runaway case: this template's verdict, not the sweep's
-            row.status, row.reason = ERROR, str(exc)
-            return row
-        except ReferenceRendererError:
-            raise
-        except Gotmpl2JinjaError as exc:
-            row.status, row.reason = ERROR, f"verification failed: {exc}"
-            return row
+        result = ran.result
+        assert result is not None
         row.cases, row.engines = result.cases, list(result.engines)
         row.refused = result.refused
         row.diverging = [d.engine for d in result.divergences]
@@ -241,8 +236,6 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
 def placed(exc: Gotmpl2JinjaError, item: SweepInput) -> str:
     """The error as FILE:LINE:COL: message in the file swept (a Modelfile's TEMPLATE position
     becomes a position in the Modelfile)."""
-    from gotmpl2jinja.batch.sources import char_column
-
     if exc.line is not None and item.modelfile is not None:
         exc.line, exc.col = item.modelfile.locate(exc.line, exc.col)
     elif exc.line is not None and item.source is not None:

@@ -5,6 +5,8 @@ The parse follows the order of Go's `(*pp).doPrintf`: flags (`#0+- `), an argume
 precision 0), then the verb, one rune. What a verb prints is the emitter's business
 (`emit`, with the `go_int`/`go_pad` runtime macros); this module only says what was written.
 Depends on nothing of the project.
+
+May depend on: nothing of the project.
 """
 
 from __future__ import annotations

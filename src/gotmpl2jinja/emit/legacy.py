@@ -23,6 +23,9 @@ Where Ollama itself fails, the Jinja fails (`raise_exception`) and translation w
   panics while cutting, and the final turn is cut on every chat request, so every chat request
   fails (fill-in-the-middle requests still render);
 - the final turn reaches `json`, `currentDate`, `yesterdayDate` or `toTypeScriptType`.
+
+May depend on: `analysis`, `emit.emitter` (and `values`, `paths`, `collate`, `runtime`),
+`errors`, `ollama`, `parse`.
 """
 
 from __future__ import annotations
@@ -33,20 +36,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from gotmpl2jinja.analysis.scopes import Analysis, GoType, analyze
-from gotmpl2jinja.emit.emitter import (
-    FIM_CONDITION,
-    INDENT,
-    MESSAGE_CONTENT,
-    Emitter,
-    Expr,
-    Retype,
-    content_of,
-    fim_branch,
-    header_name,
-    merge_paths,
-    quote,
-)
+from gotmpl2jinja.analysis import Analysis, GoType, analyze
+from gotmpl2jinja.emit import runtime
+from gotmpl2jinja.emit.collate import MESSAGE_CONTENT, content_of
+from gotmpl2jinja.emit.emitter import Emitter
+from gotmpl2jinja.emit.paths import fim_branch, header_name, merge_paths
+from gotmpl2jinja.emit.values import INDENT, Expr, Retype, quote
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts as ollama
 from gotmpl2jinja.parse import nodes
@@ -314,8 +309,6 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
             "    for fill-in-the-middle). #}",
         ]
         if macros:
-            from gotmpl2jinja.emit import runtime
-
             header.append(runtime.macro_block(sorted(macros)))
         lines = [
             *header,
@@ -365,7 +358,6 @@ def collect_warnings(translate: Callable[[], T]) -> tuple[T, list[str]]:
 
 
 __all__ = [
-    "FIM_CONDITION",
     "LegacyEmitter",
     "OllamaFailureWarning",
     "collect_warnings",

@@ -39,8 +39,8 @@ from gotmpl2jinja.engines.base import (
     timed_out,
 )
 from gotmpl2jinja.engines.cpp import build
-from gotmpl2jinja.engines.lifetime import StderrTail, popen_tied, stop
 from gotmpl2jinja.errors import RenderError
+from gotmpl2jinja.lifetime import StderrTail, popen_tied, stop
 
 _RAISE_CALL = re.compile(r"""raise_exception\(\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""")
 

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from gotmpl2jinja.engines.lifetime import popen_tied
 from gotmpl2jinja.errors import ReferenceRendererError
+from gotmpl2jinja.lifetime import popen_tied
 
 #: The Go sources of the renderer (package data next to this file).
 GO_SOURCES = ("go.mod", "main.go", "data.go", "ollama.go")

@@ -4,8 +4,8 @@ read into one `Source`, and the Modelfile rule that goes with it.
 Why a Modelfile is more than its TEMPLATE: Ollama's server rewrites the conversation before the
 template sees it (ollama-semantics.md §8): Modelfile `SYSTEM` leads unless the conversation
 starts with a system message, and the `MESSAGE` lines come before the conversation. A Jinja user
-gets none of that from their runtime, so `convert_source` puts the rule in the template itself:
-a short preamble that rewrites `messages` exactly so, then the translated template.
+gets none of that from their runtime, so `emit.preamble.convert_source` puts the rule in the
+template itself: a short preamble that rewrites `messages` exactly so, then the translation.
 
 A Modelfile without TEMPLATE: `ollama create` keeps what FROM provides (an installed base model's
 template, or for a GGUF the built-in template closest to its chat template, §10); only when there
@@ -15,16 +15,12 @@ Ollama store when one is given, else convert the default, and say so in a warnin
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gotmpl2jinja.emit import runtime
-from gotmpl2jinja.emit.emitter import FIM_CONDITION
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.ollama.modelfile import (
     Modelfile,
@@ -43,10 +39,6 @@ TEMPLATE_SUFFIXES: tuple[str, ...] = (".gotmpl", ".tmpl")
 STDIN = "-"
 #: How an input is read: `auto` (by name, then by its first command), or as said.
 INPUT_KINDS: tuple[str, ...] = ("auto", "template", "modelfile")
-
-#: Renders the Go side for `verify_template(render=…)`: (go_source, conversation, now) -> text.
-GoRenderer = Callable[[str, dict[str, Any], dt.datetime], str]
-
 
 class InputError(Gotmpl2JinjaError):
     """An input that cannot be read as a template, a Modelfile or an installed model."""
@@ -294,106 +286,3 @@ def _plain_messages(messages: list[Any], where: str, warnings: list[str]) -> lis
 def _renderer_warning(name: str, renderer: str) -> str:
     return (f"{name}: RENDERER {renderer!r}: Ollama renders this model with built-in Go code, "
             "not with its template (ollama-semantics.md §1); the template is converted as is")
-
-
-# ---------------------------------------------------------------------------------------------
-# The Modelfile rule in Jinja
-
-
-def jinja_string(text: str) -> str:
-    """A single-quoted Jinja string literal every engine reads back as `text` exactly
-    (`runtime.literal`: only the portable escapes, other characters as themselves)."""
-    return runtime.literal(text)
-
-
-def _message_literal(role: str, content: str) -> str:
-    return f"{{'role': {jinja_string(role)}, 'content': {jinja_string(content)}}}"
-
-
-def modelfile_preamble(system: str | None, messages: list[dict[str, str]]) -> str:
-    """Jinja that rewrites `messages` as Ollama's server does for a Modelfile (§8).
-
-    Modelfile SYSTEM comes first unless the conversation's first message is a system message
-    (compared lower-cased: Ollama lower-cases roles when it decodes a request), then the MESSAGE
-    lines, then the conversation. A fill-in-the-middle request (`prompt` and `suffix` given, as
-    the translated template tests it) is left alone: Ollama's suffix path sees no messages.
-    `add_generation_prompt` and every other variable are left as the caller gave them. Empty
-    when there is nothing to add. Every tag is `{%-`/`{#-` (so the
-    newlines between them never print) and the text ends with a tag, not a newline: what follows
-    it is `with_preamble`'s business.
-    """
-    if not system and not messages:
-        return ""
-    lines = ["{#- Ollama's Modelfile rule (chat only, not fill-in-the-middle): SYSTEM comes "
-             "first unless the conversation starts with a system message; the MESSAGE lines "
-             "come before the conversation. #}"]
-    lines.append("{%- set modelfile_messages = [] %}")
-    for message in messages:
-        literal = _message_literal(message["role"], message.get("content", ""))
-        lines.append(f"{{%- set modelfile_messages = modelfile_messages + [{literal}] %}}")
-    if system:
-        lines.append(f"{{%- set modelfile_system = [{_message_literal('system', system)}] %}}")
-        lines.append(
-            "{%- set modelfile_messages = (modelfile_system if messages|length == 0 or "
-            "(messages[0].role|lower) != 'system' else []) + modelfile_messages %}"
-        )
-    lines.append(f"{{%- set messages = messages if ({FIM_CONDITION}) "
-                 "else (modelfile_messages + messages) %}")
-    return "\n".join(lines)
-
-
-_LEFT_TRIMMING_TAGS = ("{%-", "{{-", "{#-")
-
-
-def _split_header(jinja: str) -> tuple[str, str]:
-    """The translator's leading `{#- … #}` header comment (with its newline), and the rest."""
-    if not jinja.startswith("{#"):
-        return "", jinja
-    end = jinja.find("#}")
-    if end < 0:
-        return "", jinja
-    end += 2
-    if jinja.startswith("\n", end):
-        end += 1
-    return jinja[:end], jinja[end:]
-
-
-def with_preamble(preamble: str, jinja: str) -> str:
-    """`jinja` with `preamble` placed after its leading header comment (before it if none).
-
-    Whitespace-safe on every engine: the header's newline is trimmed by the preamble's first
-    `{#-`; a newline follows the preamble only when the body starts with a left-trimming tag
-    (which trims it), else `{{ '' }}` separates them, so trim_blocks cannot eat the body's first
-    newline.
-    """
-    if not preamble:
-        return jinja
-    header, body = _split_header(jinja)
-    separator = "\n" if body.startswith(_LEFT_TRIMMING_TAGS) else "{{ '' }}"
-    return header + preamble + separator + body
-
-
-def convert_source(source: Source) -> str:
-    """The Jinja for a Source: the translated template with the Modelfile preamble inside.
-
-    The translator's header comment stays first; the preamble goes right after it, so the
-    rewritten `messages` is what the translated prelude (collate and the rest) reads. Raises
-    TranslationError (with FILE:LINE:COL) for what cannot be translated faithfully.
-    """
-    from gotmpl2jinja.emit.emitter import translate
-
-    jinja = translate(source.template, name=source.name)
-    return with_preamble(modelfile_preamble(source.system, source.messages), jinja)
-
-
-def go_renderer(source: Source) -> GoRenderer:
-    """The Go side of verification for this Source: Ollama's render with the Modelfile rule.
-
-    A `verify.GoSide`: `verify_template(render=…)` renders it in batches (`reference.render_many`
-    with the same rule), single cases by calling it.
-    """
-    from gotmpl2jinja.verify.harness import GoSide
-
-    return GoSide(modelfile_system=source.system or None,
-                  modelfile_messages=tuple((m["role"], m.get("content", ""))
-                                           for m in source.messages))

@@ -1,0 +1,137 @@
+"""The `verify` command's job: every input file named (a template or a Modelfile, or the
+folders holding them), read, translated when no Jinja is given, and verified; one verdict each.
+
+May depend on: `batch.driver`, `batch.migrate` (finding inputs), `engines`, `errors`,
+`ollama`, `verify`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gotmpl2jinja.batch import driver
+from gotmpl2jinja.batch.migrate import discover
+from gotmpl2jinja.emit.preamble import convert_source
+from gotmpl2jinja.emit.translator import translate
+from gotmpl2jinja.engines.registry import (
+    ENGINES,
+    EngineTimeout,
+    unknown_engine,
+)
+from gotmpl2jinja.errors import (
+    Gotmpl2JinjaError,
+)
+from gotmpl2jinja.ollama.reference import RenderTimeout
+from gotmpl2jinja.ollama.source import Source, load_source
+from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
+
+
+def template_inputs(paths: Iterable[str]) -> list[Path]:
+    """The inputs named: files as given (a template or a Modelfile), directories recursively —
+    templates (*.gotmpl, *.tmpl) and Modelfiles, found as `migrate` finds them, sorted."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(discover(path))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise Gotmpl2JinjaError(f"{raw}: no such file or directory")
+    return found
+
+
+def parse_engine_list(text: str | None) -> list[str] | None:
+    """`a,b` → ["a", "b"], checking each name (None means every engine)."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown or not names:
+        raise unknown_engine(unknown)
+    return names
+
+
+@dataclass
+class FileVerdict:
+    """One input file's result: a VerifyResult, or why it could not be verified."""
+
+    path: str
+    result: VerifyResult | None = None
+    error: str | None = None
+    kind: str = "template"  # or "modelfile" (verified with its SYSTEM/MESSAGE rule)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.result.ok
+
+
+def verify_file(
+    path: Path, *, jinja_path: Path | None = None, cases: int = 200,
+    exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
+    progress: Progress | None = None, kind: str = "auto",
+) -> FileVerdict:
+    """Verify one input file — a Go template, or a Modelfile with its SYSTEM/MESSAGE rule on
+    both sides (`inputs.convert_source`'s preamble against Ollama's render with the rule) —
+    against `jinja_path`, or against its translation. An unreadable, unparsable or
+    untranslatable input is a verdict (its message placed in the file), not a crash; so is a
+    render that runs past the timeout, on Go or an engine. `kind` is `load_source`'s."""
+    verdict = FileVerdict(path=str(path))
+
+    def convert(source: Source) -> str:
+        if jinja_path is not None:
+            return jinja_path.read_bytes().decode("utf-8")
+        return _converted(source, path.stem)
+
+    ran = driver.run(str(path), lambda: load_source(str(path), kind=kind), convert=convert,
+                     cases=cases, exhaustive=exhaustive, engines=engines, seed=seed,
+                     name=path.stem, progress=progress)
+    exc = ran.error
+    if ran.failed == driver.READ:  # ModelfileError, InputError: placed already
+        assert isinstance(exc, Gotmpl2JinjaError)
+        if exc.name is None:
+            exc.name = str(path)
+        verdict.error = str(exc)
+        return verdict
+    source = ran.source
+    assert source is not None
+    verdict.kind, verdict.warnings = source.kind, list(source.warnings)
+    if isinstance(exc, (RenderTimeout, EngineTimeout)):  # this file's fault: say so, go on
+        verdict.error = f"{path}: {exc}"
+    elif isinstance(exc, Gotmpl2JinjaError):
+        if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
+            exc.line, exc.col = source.locate(exc.line, exc.col)
+        exc.name = str(path)
+        verdict.error = str(exc)
+    elif exc is not None:  # not an input's fault (an unreadable --jinja file is checked first)
+        raise exc
+    verdict.result = ran.result
+    return verdict
+
+
+def _converted(source: Source, name: str) -> str:
+    """The Jinja to verify: a Modelfile's translation plus preamble, a template's translation
+    (named `name`, as the command names the file); a crash is a sentence, as `_translate`."""
+    try:
+        if source.kind == "modelfile":
+            return convert_source(source)
+        return translate(source.template, name=name)
+    except Gotmpl2JinjaError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a translator bug must not hide the other files
+        raise Gotmpl2JinjaError(
+            f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
+        ) from exc
+
+
+def summary_line(result: VerifyResult, path: str) -> str:
+    """One line per template: name, path, cases, engines, divergences."""
+    verdict = "equivalent" if result.ok else "DIVERGES"
+    return (f"{result.name}\t{path}\tcases={result.cases}\tengines={','.join(result.engines)}"
+            f"\trefused={result.refused}"
+            + (f"\truntime-differs={sum(result.runtime_differs.values())}"
+               if result.runtime_differs else "")
+            + f"\tdivergences={len(result.divergences)}\t{verdict}")

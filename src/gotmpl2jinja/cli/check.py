@@ -1,0 +1,335 @@
+"""The commands that check translations or templates, one or many: verify, compare, migrate,
+sweep, coverage.
+
+Registered on the group in `cli.main`. Imports inside the commands are deferred for start-up
+time: a command imports its stage when it runs.
+
+May depend on: cli.common, errors (and, when a command runs, batch, engines.registry,
+verify).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gotmpl2jinja.cli.common import (
+    EXAMPLE,
+    as_option,
+    check_output_target,
+    choose_engines,
+    engine_options,
+    friendly_errors,
+    read_source,
+    timeout_option,
+    write_text_output,
+)
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+
+@click.command()
+@click.argument("ollama_template", required=False)
+@click.argument("reference_jinja", required=False)
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False),
+              help="Compare every entry of a paired corpus folder instead.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="With --corpus: write the Markdown table here (default: stdout).")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
+@click.option("--cases", default=20, show_default=True, type=click.IntRange(min=0),
+              help="Generated conversations (besides the fixed catalogue).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated ones.")
+@click.option("--bos", default=None, help="BOS token text passed to the Jinja side.")
+@click.option("--eos", default=None, help="EOS token text passed to the Jinja side.")
+@click.option("--tokenizer-config", type=click.Path(exists=True, dir_okay=False),
+              help="Take bos_token/eos_token from this tokenizer_config.json.")
+@click.option("--engines", default=None,
+              help="Render the model's Jinja on these engines, one report each (default: "
+              "jinja2, as transformers renders it; not with --corpus).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@friendly_errors
+def compare(
+    ollama_template: str | None, reference_jinja: str | None, corpus: str | None,
+    output: str | None, force: bool, cases: int, seed: int, bos: str | None, eos: str | None,
+    tokenizer_config: str | None, engines: str | None, as_json: bool,
+) -> None:
+    """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so).
+
+    The model's Jinja is rendered as transformers renders it (engine jinja2) unless --engines
+    names others; each engine gets its report (with --json, a list when several)."""
+    import json
+
+    from gotmpl2jinja.batch import compare as drift
+
+    if corpus is not None:
+        if ollama_template or reference_jinja:
+            raise click.UsageError("give either two templates or --corpus, not both")
+        if engines is not None:
+            raise click.UsageError("--engines is for two templates; --corpus renders on jinja2")
+        target = check_output_target(output, force) if output else None
+        results = drift.compare_corpus(Path(corpus), cases, seed, drift.stderr_progress)
+        text = (json.dumps(drift.corpus_json(results), ensure_ascii=False, indent=1) + "\n"
+                if as_json else drift.markdown_table(results, cases, seed))
+        if target is not None:
+            write_text_output(text, target, force)
+            click.echo(f"wrote {target}", err=True)
+        else:
+            click.echo(text, nl=False)
+        return
+    if output:
+        raise click.UsageError("-o is for --corpus; the comparison of two templates prints")
+    if not ollama_template or not reference_jinja:
+        raise click.UsageError("give OLLAMA_TEMPLATE and REFERENCE_JINJA, or --corpus DIR")
+    config_bos, config_eos = ("", "")
+    if tokenizer_config:
+        config_bos, config_eos = drift.tokens_from_tokenizer_config(Path(tokenizer_config))
+    names = [drift.JINJA_ENGINE]
+    if engines is not None:
+        from gotmpl2jinja.batch.files import parse_engine_list
+        from gotmpl2jinja.engines.registry import select_engines
+
+        names = select_engines(parse_engine_list(engines)).used
+    go_text, jinja_text = read_source(ollama_template)[1], read_source(reference_jinja)[1]
+    comparisons = [
+        drift.compare(drift.Pair(go_text, jinja_text, bos=config_bos if bos is None else bos,
+                                 eos=config_eos if eos is None else eos, engine=name),
+                      cases=cases, seed=seed)
+        for name in names]
+    if as_json:
+        data = [c.to_json() for c in comparisons]
+        click.echo(json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=1))
+    else:
+        click.echo("\n\n".join(drift.text_report(c) for c in comparisons))
+    if not all(c.agree for c in comparisons):
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("inputs", nargs=-1)
+@click.option("--example", is_flag=True,
+              help="Also verify the example template shipped with gotmpl2jinja.")
+@click.option("--cases", default=200, show_default=True, type=click.IntRange(min=0),
+              help="Random conversations per template (hypothesis).")
+@click.option("--exhaustive", "depth", type=click.IntRange(min=0), default=None,
+              help="Also every message-shape sequence up to DEPTH messages.")
+@engine_options
+@timeout_option
+@click.option("--jinja", "jinja_file", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Compare with this Jinja file instead of the translation (one INPUT).")
+@as_option
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@friendly_errors
+def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None,
+           engines: str | None, require_all_engines: bool, timeout: float,
+           jinja_file: str | None, kind: str, as_json: bool, seed: int) -> None:
+    """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does).
+
+    Each INPUT is a Go template, a Modelfile (verified with its SYSTEM/MESSAGE rule, as
+    Ollama's server applies it) or a directory (its templates and Modelfiles). Every
+    available engine is used unless --engines says otherwise; stderr names those skipped.
+    """
+    import json
+
+    from gotmpl2jinja.batch import files as harness
+    from gotmpl2jinja.verify.outcomes import format_divergence
+    from gotmpl2jinja.verify.strategies import exhaustive_count
+
+    if not inputs and not example:
+        raise click.UsageError("give INPUT… (templates, Modelfiles, directories) or --example")
+    total = cases + (exhaustive_count(depth) if depth is not None else 0)
+    if total < 1:
+        raise click.UsageError("--cases 0 without --exhaustive checks nothing; give --cases N "
+                               "(N ≥ 1) or --exhaustive DEPTH")
+    paths = harness.template_inputs(inputs) + ([EXAMPLE] if example else [])
+    if not paths:
+        raise Gotmpl2JinjaError(
+            f"no templates (*.gotmpl, *.tmpl) or Modelfiles found in {', '.join(inputs)}")
+    if jinja_file is not None and len(paths) != 1:
+        raise click.UsageError("--jinja takes exactly one INPUT (a template or a Modelfile)")
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
+    verdicts = []
+    with _verify_progress() as progress:
+        for path in paths:
+            task = progress.add_task(path.name, total=total) if progress else None
+            verdict = harness.verify_file(
+                path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
+                exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
+                progress=_task_progress(progress, task) if progress else None,
+            )
+            if verdict.result is not None:
+                verdict.result.skipped = dict(selection.skipped)
+            if progress:
+                progress.remove_task(task)
+            verdicts.append(verdict)
+            for warning in verdict.warnings:
+                click.echo(f"warning: {warning}", err=True)
+            if not as_json:
+                if verdict.result is None:
+                    click.echo(f"{path.stem}\t{path}\terror: {verdict.error}")
+                else:
+                    click.echo(harness.summary_line(verdict.result, str(path)))
+                    for divergence in verdict.result.divergences:
+                        click.echo(format_divergence(divergence))
+    failed = [v for v in verdicts if not v.ok]
+    if as_json:
+        click.echo(json.dumps([
+            {"path": v.path, "kind": v.kind, "error": v.error, "warnings": v.warnings,
+             **(v.result.to_json() if v.result else {})}
+            for v in verdicts], ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"{len(verdicts)} template(s): {len(verdicts) - len(failed)} equivalent, "
+                   f"{len(failed)} not")
+    if failed:
+        sys.exit(1)
+
+
+def _task_progress(progress: Any, task: Any) -> Callable[[int], None]:
+    """verify_file's progress callback for one task of the rich display (a named function:
+    mypy cannot type a lambda with a default argument)."""
+    def update(done: int) -> None:
+        progress.update(task, completed=done)
+    return update
+
+
+def _verify_progress() -> Any:
+    """A rich progress display on stderr when it is a terminal (nothing otherwise)."""
+    import contextlib
+
+    if not sys.stderr.isatty():
+        return contextlib.nullcontext(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
+@click.command()
+@click.argument("src", type=click.Path(exists=True))
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio"]),
+              default="jinja", show_default=True, help="What to write for each verified item.")
+@click.option("--ollama-store", "store", is_flag=False, flag_value="", default=None,
+              metavar="[DIR]", help="Also every installed model (DIR: the models directory; "
+              "default $OLLAMA_MODELS or ~/.ollama/models).")
+@click.option("--cases", default=30, show_default=True, type=click.IntRange(min=1),
+              help="Random conversations each conversion is verified on.")
+@engine_options
+@timeout_option
+@click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option("--report", type=click.Path(dir_okay=False), default=None,
+              help="Write the Markdown report here (its .json twin beside it); "
+              "default OUT/report.md.")
+@click.option("--force", is_flag=True, help="Overwrite existing outputs and reports.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
+@friendly_errors
+def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
+            engines: str | None, require_all_engines: bool, timeout: float, seed: int,
+            report: str | None, force: bool, as_json: bool) -> None:
+    """Convert and verify every template and Modelfile under SRC into OUT, with a report.
+
+    Exit 0 only if every item was converted and verified; 1 if any item was not (the report
+    says why) or the run could not start (nothing is written then); 2 usage error.
+    """
+    import json
+
+    from gotmpl2jinja.batch import migrate as batch
+
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
+    with batch.rich_progress() as progress:
+        result = batch.migrate(src, out, fmt=fmt, cases=cases, seed=seed, force=force,
+                               store=store, report=report, progress=progress,
+                               engines=selection.used, skipped=selection.skipped)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
+    else:
+        click.echo(batch.summary(result))
+        click.echo(f"report: {batch.report_paths(Path(out), Path(report) if report else None)[0]}")
+    if not result.ok:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("folders", nargs=-1)
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the table (or JSON) to this file instead of standard output.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
+@click.option("--cases", type=click.IntRange(min=0), default=2000, show_default=True,
+              help="Random conversations per template (after the exhaustive pass).")
+@click.option("--exhaustive", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Depth of the bounded-exhaustive pass (messages per conversation).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@engine_options
+@timeout_option
+@click.option("--json", "as_json", is_flag=True, help="JSON rows instead of the Markdown table.")
+@friendly_errors
+def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
+          exhaustive: int, seed: int, engines: str | None, require_all_engines: bool,
+          timeout: float, as_json: bool) -> None:
+    """Translate and verify every Go template under FOLDERS (default: fixtures/corpus and
+    fixtures/seeds): one row each, progress on stderr."""
+    import json
+
+    from gotmpl2jinja.batch import sweep as sweeping
+
+    chosen = list(folders) or ["fixtures/corpus", "fixtures/seeds"]
+    missing = [f for f in chosen if not Path(f).exists()]
+    if missing:
+        raise click.UsageError(f"{missing[0]}: no such file or directory"
+                               + ("" if folders else " (give FOLDERS: the default is a "
+                                  "checkout's fixtures/)"))
+    target = check_output_target(output, force) if output else None
+    selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
+    rows = sweeping.sweep(
+        chosen, cases=cases, exhaustive=exhaustive, seed=seed,
+        engines=selection.used,
+        progress=lambda n, total, row: click.echo(sweeping.progress_line(n, total, row),
+                                                  err=True),
+    )
+    command = " ".join(["gotmpl2jinja sweep", *chosen, *(["-o", output] if output else []),
+                        f"--cases {cases}", f"--exhaustive {exhaustive}", f"--seed {seed}",
+                        *([f"--engines {engines}"] if engines else [])])
+    if as_json:
+        text = json.dumps(sweeping.to_json(rows), ensure_ascii=False, indent=1) + "\n"
+    else:
+        text = sweeping.to_markdown(rows, command=command, cases=cases, exhaustive=exhaustive,
+                                    seed=seed, skipped=selection.skipped)
+    if target is not None:
+        write_text_output(text, target, force)
+        click.echo(f"{sweeping.summary_sentence(rows)} Wrote {output}.", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the table to this file instead of standard output.")
+@click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
+@click.option("--cases", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Random conversations per cell (after the one-message shapes).")
+@engine_options
+@friendly_errors
+def coverage(output: str | None, force: bool, cases: int, engines: str | None,
+             require_all_engines: bool) -> None:
+    """The coverage table: each Go builtin, Ollama function and construct × each operand
+    type, translated and verified (or refused, and why); docs/coverage.md is its output."""
+    from gotmpl2jinja.batch import coverage as covering
+    from gotmpl2jinja.engines.registry import raw_engine_names
+
+    target = check_output_target(output, force) if output else None
+    selection = choose_engines(engines or ",".join(raw_engine_names()), require_all_engines,
+                               None)
+    cells = covering.table(cases=cases, engines=selection.used,
+                           progress=lambda line: click.echo(line, err=True))
+    command = " ".join(["gotmpl2jinja coverage", *(["-o", output] if output else []),
+                        f"--cases {cases}", *([f"--engines {engines}"] if engines else [])])
+    text = covering.markdown(cells, command, selection.used)
+    if target is not None:
+        write_text_output(text, target, force)
+        click.echo(f"{covering.summary(cells)} Wrote {output}.", err=True)
+    else:
+        click.echo(text, nl=False)

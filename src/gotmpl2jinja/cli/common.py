@@ -1,0 +1,148 @@
+"""What the commands share: friendly errors, reading a source, the engine and timeout options,
+the output-file checks, and the example template shipped in the package.
+
+Imports inside these helpers are deferred for start-up time (a command imports its stage when
+it runs).
+
+May depend on: errors (and, when a helper runs, batch, engines.registry, formats.writers,
+ollama).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+if TYPE_CHECKING:
+    from gotmpl2jinja.engines.registry import EngineSelection
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(func: F) -> F:
+    """Turn the package's own errors (and unreadable files) into one line on stderr, exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except Gotmpl2JinjaError as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(1)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"{where}{exc.strerror or exc}", err=True)
+            sys.exit(1)
+        except RecursionError:
+            click.echo("error: the input nests too deeply to process (Python's recursion limit)",
+                       err=True)
+            sys.exit(1)
+        except UnicodeDecodeError as exc:
+            click.echo(f"error: the input is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                       err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """Read a template file (or `-` for standard input) as UTF-8, a leading BOM dropped as
+    `convert` and `verify` drop it; returns (display name, text)."""
+    from gotmpl2jinja.ollama.source import decode_template
+
+    name = "<stdin>" if path == "-" else path
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    return name, decode_template(data, name)
+
+
+#: The template shipped inside the package, so that `verify --example` runs anywhere.
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "qwen-style.gotmpl"
+
+
+def _positive_seconds(ctx: click.Context, param: click.Parameter, value: float | None
+                      ) -> float | None:
+    """--timeout: above 0, finite, at most a day (0 or less would mean waiting for ever)."""
+    from gotmpl2jinja.ollama.reference.driver import MAX_TIMEOUT
+
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT):
+        raise click.BadParameter(f"{value:g} is not a number of seconds above 0 and at most "
+                                 f"{MAX_TIMEOUT:g}")
+    return value
+
+
+def timeout_option(func: F) -> F:
+    """`--timeout SECONDS`: how long one render may take, on Go and on each engine."""
+    return click.option(
+        "--timeout", type=float, default=5.0, show_default=True, callback=_positive_seconds,
+        help="Seconds one render may take, on Go and on each Jinja engine (a template that "
+        "runs longer is reported, not waited for).")(func)
+
+
+def engine_options(func: F) -> F:
+    """`--engines a,b` and `--require-all-engines`, shared by the commands that verify."""
+    func = click.option(
+        "--require-all-engines", is_flag=True,
+        help="Fail (exit 1) when an engine is unavailable instead of skipping it.")(func)
+    return click.option(
+        "--engines", default=None,
+        help="Comma-separated engines (default: every available one; see `gotmpl2jinja "
+        "engines`).")(func)
+
+
+def choose_engines(engines: str | None, require_all: bool, timeout: float | None,
+                   quiet: bool = False) -> EngineSelection:
+    """The engines a run uses (printed on stderr with those skipped and why, unless `quiet`:
+    with --json the JSON says it); sets the render timeout of the Go renderer and engines."""
+    from gotmpl2jinja.batch.files import parse_engine_list
+    from gotmpl2jinja.engines.registry import select_engines, set_render_timeout
+    from gotmpl2jinja.ollama.reference import shared_renderer
+
+    selection = select_engines(parse_engine_list(engines), require_all=require_all)
+    if not quiet:
+        click.echo(selection.describe(), err=True)
+    if timeout is not None:
+        set_render_timeout(timeout)
+        shared_renderer().timeout = timeout
+    return selection
+
+
+def check_output_target(output: str, force: bool) -> Path:
+    """Before any work: `-o FILE` must be a file we may write — not an existing one without
+    --force, not a directory, in a directory that exists and is writable. The exit codes are
+    `convert`'s: 2 for a directory given as a file, 1 for the rest."""
+    from gotmpl2jinja.formats.writers import OutputError
+
+    path = Path(output)
+    if path.is_dir() or output.endswith(("/", os.sep)):
+        raise click.UsageError(f"-o {output}: give a file name, not a directory")
+    if path.exists() and not force:
+        raise OutputError(f"{output} already exists (use --force to overwrite it)")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {output}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"cannot write {output}: not writable")
+    return path
+
+
+def write_text_output(text: str, path: Path, force: bool) -> None:
+    """Write a table or report atomically (a temp file beside it, then a rename)."""
+    from gotmpl2jinja.formats.writers import write_output
+
+    write_output(text, "jinja", path, force=force)
+
+def as_option(func: F) -> F:
+    """`--as template|modelfile`: how to read an input that could be either."""
+    return click.option(
+        "--as", "kind", type=click.Choice(["auto", "template", "modelfile"]), default="auto",
+        show_default=True, help="Read INPUT as a Go template or a Modelfile (auto: by its "
+        "name, else by its first line).")(func)

@@ -1,0 +1,211 @@
+"""The commands that translate or show one input: parse, render, modelfile, convert, runtime.
+
+Registered on the group in `cli.main`. Imports inside the commands are deferred for start-up
+time: a command imports its stage when it runs.
+
+May depend on: cli.common, errors (and, when a command runs, emit, formats, ollama, parse,
+verify).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gotmpl2jinja.cli.common import _positive_seconds, as_option, friendly_errors, read_source
+from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+
+@click.command()
+@click.argument("file")
+@click.option("--json", "as_json", is_flag=True, help="Print the AST as JSON.")
+@friendly_errors
+def parse(file: str, as_json: bool) -> None:
+    """Parse a Go template and print its AST (and Ollama's parse-time facts)."""
+    from gotmpl2jinja.formats.show import ast_to_json, ast_to_text
+    from gotmpl2jinja.ollama.source import char_column
+    from gotmpl2jinja.parse.parser import parse as parse_template
+
+    name, text = read_source(file)
+    try:
+        template = parse_template(text, name=name)
+    except Gotmpl2JinjaError as exc:  # columns in characters, as every other message counts
+        if exc.line is not None:
+            exc.col = char_column(text, exc.line, exc.col)
+        raise
+    click.echo(ast_to_json(template) if as_json else ast_to_text(template))
+
+
+@click.command()
+@click.argument("template")
+@click.argument("conversation")
+@click.option("--now", default=None,
+              help="Pin the clock for currentDate, RFC 3339 (default: now, local time zone, "
+                   "as Ollama's server).")
+@click.option("--go-struct-function", is_flag=True,
+              help="Print {{ .Function }} of a tool as Go structs, like Ollama v0.33.")
+@click.option("--template-only", is_flag=True,
+              help="Template.Execute alone: skip the server's steps (think default, "
+                   "capability refusals, image tags).")
+@click.option("--timeout", type=float, default=5.0, show_default=True,
+              callback=_positive_seconds, help="Seconds the render may take before giving up.")
+@friendly_errors
+def render(template: str, conversation: str, now: str | None,
+           go_struct_function: bool, template_only: bool, timeout: float) -> None:
+    """Print exactly what Ollama renders for TEMPLATE and CONVERSATION.json (no added newline):
+    its server's steps for the template (an absent think is true on a thinking template; a
+    request it refuses for a capability is an error), then Execute."""
+    import datetime as dt
+
+    from gotmpl2jinja.ollama.reference import ReferenceRenderer, read_conversation_text
+
+    if template == "-" and conversation == "-":
+        raise click.UsageError("TEMPLATE and CONVERSATION cannot both be standard input")
+    _, text = read_source(template)
+    request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
+    clock = now or dt.datetime.now().astimezone().isoformat()
+    with ReferenceRenderer(timeout) as renderer:
+        output = renderer.render(text, request, now=clock, function_json=not go_struct_function,
+                                 server=not template_only)
+    click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
+
+
+@click.command()
+@click.argument("source")
+@click.option("--store", "from_store", is_flag=True,
+              help="SOURCE is an installed model name (read from $OLLAMA_MODELS).")
+@click.option("--json", "as_json", is_flag=True, help="Print every field as JSON.")
+@friendly_errors
+def modelfile(source: str, from_store: bool, as_json: bool) -> None:
+    """Print the TEMPLATE Ollama would use from a Modelfile (or an installed model)."""
+    import json
+
+    from gotmpl2jinja.ollama.modelfile import parse_modelfile
+    from gotmpl2jinja.ollama.store import load_model
+
+    fields: dict[str, Any]  # the JSON printed by --json
+    if from_store:
+        model = load_model(source)
+        fields = {"template": model.template, "system": model.system,
+                  "messages": model.messages, "parameters": model.params, "warnings": []}
+    else:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+        parsed = parse_modelfile(data, name="<stdin>" if source == "-" else source)
+        fields = {"template": parsed.template, "system": parsed.system,
+                  "messages": parsed.messages, "parameters": parsed.parameters,
+                  "warnings": parsed.warnings}
+    for warning in fields["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        click.echo(json.dumps(fields, indent=2, ensure_ascii=False))
+    elif fields["template"] is not None:
+        click.echo(fields["template"], nl=False)
+
+
+@click.command()
+@click.argument("input_spec", metavar="INPUT")
+@click.option("-o", "--output", "output", default=None,
+              help="Write here (a file, or a directory for jinja/hf/gguf); default stdout.")
+@click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio", "gguf"]),
+              default="jinja", show_default=True,
+              help="jinja: chat_template.jinja; hf: chat_template in tokenizer_config.json; "
+              "lmstudio: an LM Studio model config; gguf: a copy of --gguf with the template set.")
+@click.option("--gguf", "gguf_source", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="The GGUF file to copy (with --format gguf).")
+@click.option("--models", "models_dir", type=click.Path(file_okay=False), default=None,
+              help="Ollama's models directory for ollama:NAME (default $OLLAMA_MODELS or "
+              "~/.ollama/models).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--no-check", "no_check", is_flag=True,
+              help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
+@as_option
+@friendly_errors
+def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
+            models_dir: str | None, force: bool, kind: str, no_check: bool) -> None:
+    """Translate INPUT into equivalent Jinja.
+
+    INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
+    as Ollama's server applies them), `-` for standard input, or an installed Ollama model
+    `ollama:NAME`. Without -o the Jinja goes to stdout (jinja format only); files are written
+    atomically and never overwritten without --force. Warnings go to stderr.
+
+    The Jinja is checked against Ollama's own rendering (Go's text/template) on generated
+    conversations and every engine available before anything is printed or written; a
+    divergence is an error (exit 1) with its minimal conversation. --no-check skips that.
+    """
+    from gotmpl2jinja.emit.legacy import collect_warnings
+    from gotmpl2jinja.emit.preamble import convert_source
+    from gotmpl2jinja.errors import Gotmpl2JinjaError
+    from gotmpl2jinja.formats.writers import write_output
+    from gotmpl2jinja.ollama.source import load_source
+
+    if gguf_source is not None and fmt != "gguf":
+        raise click.UsageError(f"--gguf is only for --format gguf (not {fmt})")
+    source = load_source(input_spec, models_dir=Path(models_dir) if models_dir else None,
+                         kind=kind)
+    for warning in source.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    try:
+        jinja, problems = collect_warnings(lambda: convert_source(source))
+    except Gotmpl2JinjaError as exc:
+        if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
+            exc.line, exc.col = source.locate(exc.line, exc.col)
+        exc.name = source.name
+        raise
+    for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
+        click.echo(f"warning: {problem}", err=True)
+    if no_check:
+        click.echo("warning: not checked against Ollama's rendering (--no-check)", err=True)
+    else:
+        from gotmpl2jinja.errors import ReferenceRendererError
+        from gotmpl2jinja.verify.check import check_line, check_translation
+        from gotmpl2jinja.verify.goside import go_renderer
+
+        try:
+            checked = check_translation(source.template, jinja, name=source.name,
+                                        render=go_renderer(source))
+        except ReferenceRendererError as exc:
+            raise ReferenceRendererError(f"cannot check the translation against Ollama's "
+                                         f"rendering: {exc} (--no-check skips the check)"
+                                         ) from None
+        click.echo(check_line(checked), err=True)
+    if output is None:
+        if fmt != "jinja":
+            raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")
+        click.echo(jinja, nl=False)  # the exact bytes the -o file would hold
+        return
+    if fmt == "gguf" and gguf_source is None:
+        raise click.UsageError("--format gguf needs --gguf MODEL.gguf (the file to copy)")
+    if output.endswith(("/", os.sep)) and not Path(output).is_dir():
+        raise click.UsageError(f"-o {output}: no such directory (create it, or name a file)")
+    if not Path(output).exists() and not Path(output).suffix and fmt != "lmstudio":
+        raise click.UsageError(
+            f"-o {output}: no such directory; create it to write {fmt}'s usual file inside, "
+            "or give a file name with an extension")
+    written = write_output(jinja, fmt, Path(output), force=force, stop=source.stop,
+                           gguf_source=Path(gguf_source) if gguf_source else None)
+    click.echo(f"wrote {written}", err=True)
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option("--list", "as_list", is_flag=True, help="List the macros with their contracts.")
+@friendly_errors
+def runtime(names: tuple[str, ...], as_list: bool) -> None:
+    """Print the Jinja source of runtime macros NAMES (all public ones when none are given)."""
+    from gotmpl2jinja.emit.runtime import MACROS, macro_source, public_macros
+
+    chosen = list(names) or public_macros()
+    if as_list:
+        for name in chosen:
+            macro = MACROS.get(name)
+            if macro is None:
+                macro_source([name])  # raises the friendly unknown-macro error
+                continue
+            click.echo(f"{name}({', '.join(macro.params)})\n    {macro.doc}")
+        return
+    click.echo(macro_source(chosen))

@@ -1,0 +1,260 @@
+"""Go's `printf`: every verb, flag, width and precision the data model
+can meet, as Go's fmt prints it.
+
+May depend on: `analysis`, `emit.gofmt`, `emit.runtime`, `emit.values`, `parse`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gotmpl2jinja.analysis import (
+    GoType,
+)
+from gotmpl2jinja.emit import runtime
+from gotmpl2jinja.emit.gofmt import VALID_VERBS, Verb, parse_printf
+from gotmpl2jinja.emit.values import (
+    ARITH,
+    COMPARE,
+    CONCAT,
+    COND,
+    GO_TYPE_NAMES,
+    STRINGERS,
+    Expr,
+    _go_hex_float,
+    _or_minus_one,
+    const_expr,
+)
+from gotmpl2jinja.parse import nodes
+
+
+class Printf:
+    """Emitter methods for `printf` (a mixin of `Emitter`)."""
+
+    def fn_printf(self, args: list[Expr], node: nodes.Node) -> Expr:
+        if not args or not args[0].is_const or args[0].type != GoType.STRING:
+            raise self.error("printf needs a constant format string", node)
+        fmt = str(args[0].const)
+        operands = list(args[1:])
+        parts: list[Expr] = []
+        padding: Expr | None = None
+        width: Expr | None = None
+        for item in parse_printf(fmt):
+            if isinstance(item, str):
+                parts.append(const_expr(item))
+            elif item.verb == "":
+                parts.append(const_expr("%!(NOVERB)"))
+            elif item.indexed:
+                raise self.error(f"printf {fmt!r}: an explicit argument index "
+                                 f"({item.source!r}): not supported", node)
+            elif item.star:
+                if padding is not None or item.source != "%*s" or len(operands) < 2:
+                    raise self.error(f"printf {fmt!r}: only one `%*s` is supported", node)
+                width = operands.pop(0)
+                padding = self.star_padding(width, operands.pop(0), fmt, node)
+                parts.append(padding)
+            elif not operands:
+                parts.append(const_expr(f"%!{item.verb}(MISSING)"))
+            else:
+                parts.append(self.printf_verb(item, operands.pop(0), fmt, node))
+        if operands:
+            parts.append(self.printf_extra(operands, fmt, node))
+        result = self.concat(parts)
+        if padding is None or width is None:
+            return result
+        if any(not p.is_const for p in parts if p is not padding):
+            return result  # its length is not known either
+        fixed = sum(len(str(p.const).encode("utf-8")) for p in parts if p is not padding)
+        bad = len("%!(BADWIDTH)")  # Go's fmt for a width beyond ±1e6
+        if width.is_const:
+            count = int(width.const)  # type: ignore[call-overload]
+            return replace(result, known_bytes=const_expr(
+                fixed + (count if count <= 1_000_000 else bad)))
+        w = width.wrap(ARITH)
+        plus = f" + {fixed}" if fixed else ""
+        return replace(result, known_bytes=Expr(
+            f"{w}{plus} if {w} <= 1000000 else {fixed + bad}", GoType.INT, COND,
+            stable=width.stable, loop=width.loop, non_negative=True))
+
+    def printf_verb(self, verb: Verb, arg: Expr, fmt: str, node: nodes.Node) -> Expr:
+        """One directive of printf on its operand, as Go's (*pp).printArg prints it."""
+        type_name = GO_TYPE_NAMES.get(arg.type)
+        if arg.type in (GoType.NIL, GoType.NO_DATA) and arg.is_const:
+            if verb.verb in "vT":  # padded like a string; any other verb: %!d(<nil>)
+                return self.padded(const_expr("<nil>"), verb, zero=True)
+            return const_expr(f"%!{verb.verb}(<nil>)")
+        if type_name is None:
+            if verb.verb == "v" and verb.plain:  # fmt's %v is what Sprint prints
+                return self.text(arg, node, sprint=True)
+            if arg.type in STRINGERS and verb.verb in "vs" and not verb.has("#"):
+                # String(), then width and precision as for a string (`+` means nothing there)
+                return self.printf_value(replace(verb, flags=verb.flags.replace("+", "")),
+                                         self.text(arg, node, sprint=True), "string", fmt,
+                                         node, sharp_v=False)
+            if verb.verb in "sdv" and set(verb.flags) <= {"-"} and verb.precision is None:
+                composite = self.printf_composite(verb, arg, node)
+                if composite is not None:
+                    return composite
+            raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
+                             "not supported", node)
+        if verb.verb == "T":
+            return self.padded(const_expr(type_name), verb, zero=True)
+        if verb.verb not in VALID_VERBS[type_name]:
+            # badVerb: %!d(string=…), the value printed by %v with the directive's flags
+            inner = self.printf_value(replace(verb, verb="v"), arg, type_name, fmt, node,
+                                      sharp_v=False)
+            return self.concat([const_expr(f"%!{verb.verb}({type_name}="), inner,
+                                const_expr(")")])
+        if verb.verb == "v":  # `#` and `+` become Go-syntax and field-name printing
+            sharp_v = verb.has("#")
+            verb = replace(verb, flags=verb.flags.replace("#", "").replace("+", ""))
+            return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=sharp_v)
+        return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=False)
+
+    def printf_composite(self, verb: Verb, arg: Expr, node: nodes.Node) -> Expr | None:
+        """%s, %d or %v (a width and `-` at most) of a decoded-JSON value, a message, its tool
+        calls or one call, as fmt's printValue prints them (runtime.go_fmt_*); None for the
+        others (a pointer inside prints its address, or a type name of Go's package)."""
+        t, c = arg.type, arg.code
+        params = (f"{runtime.literal(verb.verb)}, {-1 if verb.width is None else verb.width}, "
+                  f"{'true' if verb.has('-') else 'false'}")
+        if t == GoType.ANY:  # at the top, nil is printArg's: padded <nil> for %v, else %!s(<nil>)
+            self.macros.add("go_fmt_json")
+            nil = (self.padded(const_expr("<nil>"), verb, zero=False) if verb.verb == "v"
+                   else const_expr(f"%!{verb.verb}(<nil>)"))
+            return Expr(f"{nil.code} if {arg.wrap(COMPARE)} is none else "
+                        f"go_fmt_json({c}, {params})", GoType.STRING, COND, stable=arg.stable,
+                        loop=arg.loop)
+        if t == GoType.ARGS and verb.verb == "d":  # (String() is only for %s and %v)
+            self.macros.add("go_fmt_json")
+            return Expr(f"'map[]' if {arg.wrap(COMPARE)} is not defined or "
+                        f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
+                        GoType.STRING, COND, stable=arg.stable, loop=arg.loop)
+        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
+            macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
+            self.macros.add(macro)
+            return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
+                        loop=arg.loop)
+        if t == GoType.MESSAGE:  # the pointer at the top: & and the struct, field by field
+            self.macros.update(("go_fmt_string", "go_fmt_tool_calls"))
+            role, content, thinking, calls, name, call_id = self.message_struct(arg)
+            fields = [*(f"go_fmt_string({f}, {params})" for f in (role, content, thinking)),
+                      "'[]'", f"go_fmt_tool_calls({calls}, {params})",
+                      *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
+            return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
+                        stable=arg.stable)
+        if t == GoType.MESSAGES and verb.verb == "v":  # each element's address, padded
+            return self.text(arg, node)
+        if t == GoType.MESSAGES:
+            raise self.error(f"printf %s or %d of {t.value}: Go prints each message's "
+                             "address, or its Go type's name (`%!s(*template.templateMessage="
+                             "…)`), which only Ollama's source decides", node)
+        if t == GoType.PROPERTY:
+            raise self.error(f"printf %s or %d of {t.value}: Go prints its nested "
+                             "properties' pointer (an address), or its Go type's name "
+                             "(`%!s(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
+                             "source decides", node)
+        return None
+
+    def printf_value(self, verb: Verb, arg: Expr, type_name: str, fmt: str, node: nodes.Node,
+                     *, sharp_v: bool) -> Expr:
+        """A verb that is valid for the operand's type (fmtBoolean, fmtInteger, fmtString)."""
+        unsupported = self.error(f"printf {fmt!r}: {verb.source!r} of a {type_name}: not "
+                                 "supported", node)
+        if type_name == "bool":
+            return self.padded(self.text(arg, node, sprint=True), verb, zero=True)
+        if type_name == "int" and verb.verb in "dvboOxX":
+            if verb.plain and verb.verb in "dv":
+                return self.text(arg, node, sprint=True)
+            if arg.is_const and abs(int(arg.const)) >= 2**53:  # type: ignore[call-overload]
+                raise unsupported
+            self.macros.add("go_int")
+            code = (f"go_int({arg.code}, {runtime.literal(verb.verb.replace('v', 'd'))}, "
+                    f"{runtime.literal(verb.flags)}, {_or_minus_one(verb.width)}, "
+                    f"{_or_minus_one(verb.precision)})")
+            return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
+        if type_name == "string" and verb.verb in "vs" and not sharp_v:
+            if verb.precision is not None:  # the first runes, then the padding
+                if arg.is_const:
+                    arg = const_expr(str(arg.const)[:verb.precision])
+                else:
+                    self.macros.add("go_truncate")
+                    arg = Expr(f"go_truncate({arg.code}, {verb.precision})", GoType.STRING,
+                               stable=arg.stable, loop=arg.loop)
+            if verb.width is None:
+                return arg
+            if arg.is_const:  # (a constant's runes are its characters)
+                return self.padded(arg, verb, zero=True)
+            self.macros.add("go_pad_string")
+            return Expr(f"go_pad_string({arg.code}, {verb.width}, "
+                        f"{'true' if verb.has('-') else 'false'}, "
+                        f"{'true' if verb.has('0') else 'false'})", GoType.STRING,
+                        stable=arg.stable, loop=arg.loop)
+        if type_name == "float64" and verb.verb == "v" and verb.plain:
+            return self.text(arg, node, sprint=True)
+        if type_name == "float64" and verb.verb == "v" and set(verb.flags) <= {"-"} \
+                and verb.precision is None:  # %v's digits, padded (`0` would pad after a sign)
+            return self.padded(self.text(arg, node, sprint=True), verb, zero=False)
+        if type_name == "float64" and arg.is_const and verb.verb in "xX" \
+                and verb.precision is None and not verb.has("#"):
+            return const_expr(_go_hex_float(float(arg.const), verb))  # type: ignore[arg-type]
+        if type_name == "float64" and arg.is_const and verb.verb in "fFeE" \
+                and not verb.has("#"):
+            # a constant, formatted here: C's %f/%e, like Go's, round the exact binary value
+            # half to even, and take the same flags, width and precision (6 by default)
+            spec = "%" + verb.flags + ("" if verb.width is None else str(verb.width)) \
+                + ("" if verb.precision is None else f".{verb.precision}") + verb.verb.lower()
+            text = spec % float(arg.const)  # type: ignore[arg-type]
+            return const_expr(text.upper() if verb.verb == "E" else text)
+        raise unsupported
+
+    def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
+        """`text` (ASCII, or a constant) padded to the directive's width as fmt.pad does
+        (by runes); `zero`: the `0`
+        flag pads with zeros (strings and booleans; numbers pad their digits themselves)."""
+        if verb.width is None:
+            return text
+        minus, zeros = verb.has("-"), zero and verb.has("0")
+        if text.is_const:
+            s = str(text.const)
+            fill = ("0" if zeros and not minus else " ") * max(0, verb.width - len(s))
+            return const_expr(s + fill if minus else fill + s)
+        self.macros.add("go_pad")
+        return Expr(f"go_pad({text.code}, {verb.width}, {'true' if minus else 'false'}, "
+                    f"{'true' if zeros else 'false'})", GoType.STRING, stable=text.stable,
+                    loop=text.loop)
+
+    def printf_extra(self, operands: list[Expr], fmt: str, node: nodes.Node) -> Expr:
+        """Operands printf did not use: Go appends %!(EXTRA int=1, string=a)."""
+        parts: list[Expr] = [const_expr("%!(EXTRA ")]
+        for i, arg in enumerate(operands):
+            if i:
+                parts.append(const_expr(", "))
+            if arg.type in (GoType.NIL, GoType.NO_DATA) and arg.is_const:
+                parts.append(const_expr("<nil>"))
+                continue
+            type_name = GO_TYPE_NAMES.get(arg.type)
+            if type_name is None:
+                raise self.error(f"printf {fmt!r}: an extra {arg.type.value} operand: not "
+                                 "supported", node)
+            parts += [const_expr(f"{type_name}="), self.text(arg, node, sprint=True)]
+        parts.append(const_expr(")"))
+        return self.concat(parts)
+
+    def star_padding(self, width: Expr, text: Expr, fmt: str, node: nodes.Node) -> Expr:
+        """`%*s` of "" with an int width: spaces to a width known only at run time. Jinja
+        cannot write them portably, but their number is exact (Go pads to the width; a width
+        beyond ±1e6 prints %!(BADWIDTH) instead, a negative one pads to its absolute value,
+        hence the non-negative requirement). Only the `len` of the result is translated:
+        granite's counter idiom `len (printf "a%*s" $n "")`, which is $n + 1."""
+        if width.type != GoType.INT or not width.non_negative:
+            raise self.error(f"printf {fmt!r}: `%*s` needs a width that is provably a "
+                             "non-negative int (a length, a range index, or a variable only "
+                             "ever set to those)", node)
+        if not (text.is_const and text.const == ""):
+            raise self.error(f"printf {fmt!r}: `%*s` of anything but \"\": not supported",
+                             node)
+        error = self.error(f"printf {fmt!r}: `%*s` pads to a width known only at run time, "
+                           "which portable Jinja cannot write (only the length of the result "
+                           "is translated)", node)
+        return Expr(self.refused(error), GoType.STRING, stable=width.stable, loop=width.loop)

@@ -1,0 +1,372 @@
+"""Runtime macros for Go's json and fmt %v of decoded-JSON values: strings, numbers, `any`.
+
+May depend on: `emit.runtime.library`.
+"""
+
+from __future__ import annotations
+
+from gotmpl2jinja.emit.runtime.library import SMALL_INT, _define
+
+# ---------------------------------------------------------------------------------------------
+# strings and numbers
+
+_define(
+    "_json_pieces", "s, i",
+    "Internal: the inside of Go's JSON string for `s`, split on the i-th of `<` `>` `&` `'` "
+    "U+2028 U+2029 and on the rest after it: each piece through the engine's tojson, the "
+    "separators as Go writes them (`\\u003c` `\\u003e` `\\u0026` `'` `\\u2028` `\\u2029`).",
+    """
+{%- if i == 6 -%}{{- (s|tojson)[1:-1] -}}
+{%- else -%}
+{%- for st in [{'sep': ['<', '>', '&', "'", @LS@, @PS@][i],
+    'esc': ['\\\\u003c', '\\\\u003e', '\\\\u0026', "'", '\\\\u2028', '\\\\u2029'][i],
+    'next': i + 1}] -%}
+{%- for piece in s.split(st['sep']) -%}
+{{- (st['esc'] if not loop.first else '') ~ _json_pieces(piece, st['next']) -}}
+{%- endfor -%}
+{%- endfor -%}
+{%- endif -%}
+""",
+)
+
+_define(
+    "json_string", "s",
+    "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
+    "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
+    "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
+    # Every engine's tojson escapes `"`, `\\` and control characters as Go does (`\\n`, `\\b`,
+    # `\\u0001`, measured); Go also escapes `<` `>` `&` U+2028 U+2029, and minijinja escapes `<`
+    # `>` `&` `'`: strings with one of those six are split on them (_json_pieces).
+    """
+{%- if '<' not in s and '>' not in s and '&' not in s and "'" not in s and @LS@ not in s
+    and @PS@ not in s -%}
+{{- s|tojson -}}
+{%- else -%}
+{#- @INNER@ -#}
+{{- '"' ~ _json_pieces(s, 0) ~ '"' -}}
+{%- endif -%}
+""",
+    inner=("_json_pieces",),
+)
+
+_define(
+    "_go_decimal", "s",
+    "Internal: digits of an unsigned decimal as an engine printed it (`1.5e-07`, `1e-7`, "
+    "`0.00000015`, `150.0`) → `SIG POINT`: significant digits without leading/trailing zeros "
+    "(empty for zero) and the decimal point's position relative to them "
+    "(value = 0.SIG × 10^POINT).",
+    """
+{%- set parts = s.split('e') -%}
+{%- set exp = parts[1]|int if parts|length > 1 else 0 -%}
+{%- set mp = parts[0].split('.') -%}
+{%- set digits = mp[0] ~ (mp[1] if mp|length > 1 else '') -%}
+{%- set zl = digits.replace('0', ' ').lstrip() -%}
+{{- zl.rstrip().replace(' ', '0') ~ ' '
+    ~ ((mp[0]|length) + exp - (digits|length) + (zl|length))|string -}}
+""",
+)
+
+
+_define(
+    "_go_float_parts", "x",
+    "Internal: `SIGN SIG POINT` of float64(x), SIGN `-` or `+`, SIG the shortest round-trip "
+    "digits (see _go_decimal). From the engine's own float printing where it is shortest, "
+    "else by exact arithmetic (_exact_float_parts).",
+    """
+{%- if @NATIVE@ -%}
+{%- set s = x|float|string -%}
+{%- set neg = s.startswith('-') -%}
+{%- set a = _go_decimal(s[1:] if neg else s) -%}
+{%- set a = a.split(' ') -%}
+{%- if 'e' not in s and s.endswith('.0') and a[0]|length > 15 -%}
+{%- set t = x|float|int|string -%}
+{%- set b = _go_decimal(t[1:] if neg else t) -%}
+{%- set b = b.split(' ') -%}
+{%- if b[0]|length < a[0]|length -%}{%- set a = b -%}{%- endif -%}
+{%- endif -%}
+{{- ('-' if neg else '+') ~ ' ' ~ a[0] ~ ' ' ~ a[1] -}}
+{%- else -%}
+{{- _exact_float_parts(x) -}}
+{%- endif -%}
+""",
+    ("_go_decimal", "_exact_float_parts"),
+)
+
+_define(
+    "_exact_float_parts", "x",
+    "Internal: `SIGN SIG POINT` of float64(x) by exact float arithmetic, for engines that do not "
+    "print shortest digits (an integer past 2**53, which llama.cpp cannot add to a float, "
+    "is read back from its digits): an integer below 2**53 is its own digits; otherwise the "
+    "shortest digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| "
+    "is the one Go prints (a single correctly rounded operation on exact operands is exactly the "
+    "decoder's rounding, and at most one such N exists per k); any other number (17 "
+    "significant digits, below 1e-22, above 2**53 * 1e22) by exact decimal arithmetic "
+    "(_shortest_parts).",
+    """
+{%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
+{%- set f = x + 0.0 -%}
+{%- set f = ((x ~ '')|float) if f * 0.0 != 0.0 else f -%}
+{%- set a = (0 - f) if x < 0 else f -%}
+{%- set sign = '-' if neg else '+' -%}
+{%- if a == 0 -%}{{- sign ~ '  0' -}}
+{%- elif a < @SAFE@ and a == a|int -%}{{- sign ~ ' ' ~ _go_decimal((a|int) ~ '') -}}
+{%- else -%}
+{%- set pow = @POW10@ -%}
+{%- set ns = namespace(digits='', k=0, many=false) -%}
+{%- for k in range(1, 23) -%}
+{%- if ns.digits == '' and not ns.many -%}
+{%- set y = (a * pow[k]) if a < @SAFE@ else (a / pow[k]) -%}
+{%- if y < @SAFE@ -%}
+{%- set n = (y + 0.5)|int -%}
+{%- set hits = namespace(n=0, count=0) -%}
+{%- for c in [n - 1, n, n + 1] -%}
+{%- if c > 0 and ((a < @SAFE@ and c / pow[k] == a) or (a >= @SAFE@ and c * pow[k] == a)) -%}
+{%- set hits.n = c -%}{%- set hits.count = hits.count + 1 -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if hits.count > 1 -%}{%- set ns.many = true -%}
+{%- elif hits.count == 1 and a < @SAFE@ -%}
+{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = 0 - k -%}
+{%- elif hits.count == 1 -%}{%- set ns.digits = hits.n ~ '' -%}{%- set ns.k = k -%}
+{%- endif -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if ns.digits == '' or ns.many -%}
+{{- sign ~ ' ' ~ _shortest_parts(a) -}}
+{%- else -%}
+{%- set d = _go_decimal(ns.digits) -%}
+{%- set d = d.split(' ') -%}
+{{- sign ~ ' ' ~ d[0] ~ ' ' ~ ((d[1]|int) + ns.k) -}}
+{%- endif -%}
+{%- endif -%}
+""",
+    ("_go_decimal", "_shortest_parts"),
+)
+
+_define(
+    "_big_mul_add", "s, k, c",
+    "Internal: the decimal string `s` (digits only) times k plus c, for 0 <= k, c < 10**7, as "
+    "a decimal string without leading zeros: chunks of seven digits, every intermediate below "
+    "2**53 (llama.cpp computes integers through doubles).",
+    """
+{%- set ns = namespace(out='', carry=c, end=s|length) -%}
+{%- for i in range((((s|length) + 6) / 7)|int) -%}
+{%- set lo = ns.end - 7 if ns.end > 7 else 0 -%}
+{%- set t = (s[lo:ns.end]|int) * k + ns.carry -%}
+{%- set r = t % 10000000 -%}
+{%- set ns.carry = ((t - r) / 10000000)|int -%}
+{%- set ns.out = ('000000' ~ r)[-7:] ~ ns.out -%}
+{%- set ns.end = lo -%}
+{%- endfor -%}
+{%- set out = (ns.carry ~ ns.out).replace('0', ' ').lstrip().replace(' ', '0') -%}
+{{- out if out != '' else '0' -}}
+""",
+)
+
+_define(
+    "_big_scaled", "s, g",
+    "Internal: the decimal string `s` times 2**g, as digits: for g >= 0 the integer; for g < 0 "
+    "the digits of s * 5**-g, which are those of the value with -g digits after the point.",
+    """
+{%- set ns = namespace(d=s) -%}
+{%- set big = 8388608 if g >= 0 else 9765625 -%}
+{%- set small = 2 if g >= 0 else 5 -%}
+{%- set n = g if g >= 0 else 0 - g -%}
+{%- set per = 23 if g >= 0 else 10 -%}
+{%- for i in range(((n - n % per) / per)|int) -%}
+{%- set r = _big_mul_add(ns.d, big, 0) -%}{%- set ns.d = r -%}
+{%- endfor -%}
+{%- for i in range(n % per) -%}
+{%- set r = _big_mul_add(ns.d, small, 0) -%}{%- set ns.d = r -%}
+{%- endfor -%}
+{{- ns.d -}}
+""",
+    ("_big_mul_add",),
+)
+
+_define(
+    "_shortest_parts", "a",
+    "Internal: `SIG POINT` of the shortest decimal that reads back as float64 a > 0, by Go's "
+    "rule (strconv's shortest formatting): the exact decimals of a and of the halfway points to "
+    "its neighbours (inclusive when the mantissa is even; the lower gap halved at a power of two "
+    "above the smallest exponent), compared digit by digit; where both roundings stay inside, "
+    "the nearer (a tie to even). Exact decimal arithmetic on digit strings: for engines that "
+    "print no shortest digits.",
+    """
+{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
+{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
+{%- for j in [9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] -%}
+{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}
+{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}
+{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}
+{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992
+    and ns.e - k >= -1074 -%}
+{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set mant = ns.t|int -%}
+{%- set g = ns.e - 2 -%}
+{%- set inclusive = mant % 2 == 0 -%}
+{%- set up = _big_mul_add(mant ~ '', 4, 2) -%}
+{%- set value = _big_mul_add(mant ~ '', 4, 0) -%}
+{%- set low = _big_mul_add((mant - 1) ~ '', 4,
+    2 if mant > 4503599627370496 or ns.e == -1074 else 3) -%}
+{%- set up = _big_scaled(up, g) -%}
+{%- set value = _big_scaled(value, g) -%}
+{%- set low = _big_scaled(low, g) -%}
+{%- set frac = 0 - g if g < 0 else 0 -%}
+{%- set n = up|length -%}
+{%- set value = ('0000' ~ value)[-n:] -%}
+{%- set low = ('0000' ~ low)[-n:] -%}
+{%- set nlow = low.replace('0', ' ').rstrip()|length -%}
+{%- set nup = up.replace('0', ' ').rstrip()|length -%}
+{%- set nvalue = value.replace('0', ' ').rstrip()|length -%}
+{%- set st = namespace(at=-1, how='') -%}
+{%- for i in range(n) -%}
+{%- if st.at < 0 -%}
+{%- set l = low[i:i + 1]|int -%}{%- set d = value[i:i + 1]|int -%}{%- set u = up[i:i + 1]|int -%}
+{%- set okdown = l != d or (inclusive and i + 1 == nlow) -%}
+{%- set okup = d != u and (inclusive or d + 1 < u or i + 1 < nup) -%}
+{%- if okdown or okup -%}
+{%- set st.at = i -%}
+{%- set st.how = 'near' if okdown and okup else ('down' if okdown else 'up') -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set i = st.at -%}
+{%- set prefix = value[:i + 1] -%}
+{%- set next = value[i + 1:i + 2]|int if i + 1 < n else 0 -%}
+{%- set odd = (value[i:i + 1]|int) % 2 == 1 -%}
+{%- set roundup = st.how == 'up' or (st.how == 'near' and (next > 5
+    or (next == 5 and (nvalue > i + 2 or odd)))) -%}
+{%- set digits = _big_mul_add(prefix, 1, 1) if roundup else prefix -%}
+{%- set lead = ('0' if digits == '' else digits) -%}
+{%- set d = _go_decimal(lead) -%}
+{%- set d = d.split(' ') -%}
+{{- d[0] ~ ' ' ~ ((d[1]|int) + n - (i + 1) - frac) -}}
+""",
+    ("_big_mul_add", "_big_scaled", "_go_decimal"),
+)
+
+_define(
+    "_go_float", "x, verb",
+    "Internal: float64(x) laid out by Go: verb 'json' = encoding/json, anything else = fmt %v. "
+    "Fast path (engines that print shortest digits): where Go writes plain decimals (and below "
+    "1e15, where every such engine's plain output has the shortest digits, integral ones too) "
+    "the engine's string minus `.0` is it.",
+    """
+{%- set native = @NATIVE@ -%}
+{%- set s = (x|float|string) if native else 'e' -%}
+{%- set a = (x|float|abs) if native else 0 -%}
+{%- if 'e' not in s and ((verb == 'json' and a >= 0.000001 and a < 1000000000000000)
+    or (verb != 'json' and a >= 0.0001 and a < 1000000)) -%}
+{{- s[:-2] if s.endswith('.0') else s -}}
+{%- else -%}
+{#- @INNER@ -#}
+{%- set f = _go_float_parts(x) -%}
+{%- set f = f.split(' ') -%}
+{%- set sig = f[1] -%}
+{%- set sign = '-' if f[0] == '-' else '' -%}
+{%- if sig == '' -%}
+{{- sign ~ '0' -}}
+{%- else -%}
+{%- set point = f[2]|int -%}
+{%- set e10 = point - 1 -%}
+{%- set j = verb == 'json' -%}
+{%- if (j and (e10 < -6 or e10 >= 21)) or (not j and (e10 < -4 or e10 >= 6)) -%}
+{%- set ae = (0 - e10) if e10 < 0 else e10 -%}
+{{- sign ~ sig[:1] ~ ('.' ~ sig[1:] if sig|length > 1 else '') ~ 'e'
+    ~ ('-' if e10 < 0 else '+') ~ ('0' if not j and ae < 10 else '') ~ ae|string -}}
+{%- elif point <= 0 -%}
+{{- sign ~ '0.' ~ ZEROS[:(0 - point)] ~ sig -}}
+{%- elif point >= sig|length -%}
+{{- sign ~ sig ~ ZEROS[:(point - sig|length)] -}}
+{%- else -%}
+{{- sign ~ sig[:point] ~ '.' ~ sig[point:] -}}
+{%- endif -%}
+{%- endif -%}
+{%- endif -%}
+""",
+    inner=("_go_float_parts",),
+)
+
+_define(
+    "json_number", "x",
+    "Go json.Marshal of float64(x): shortest round-trip digits, no `.0`; exponent form "
+    "(`1e-7`, `1e+21`, no zero padding) iff |x| < 1e-6 or |x| >= 1e21; `-0` for -0.0.",
+    "{%- if " + SMALL_INT.format(v="x", limit="@SAFE@") + " -%}{{- x|string -}}"
+    "{%- else -%}{{- _go_float(x, 'json') -}}{%- endif -%}",
+    ("_go_float",),
+)
+
+_define(
+    "print_number", "x",
+    "Go fmt %v of float64(x) (what `{{ . }}` prints for a JSON number): shortest round-trip "
+    "digits, exponent form (`1e+06`, `1e-05`, sign and at least two digits) iff the decimal "
+    "exponent is < -4 or >= 6 (`999999`, `1.234567e+06`); `-0` for -0.0.",
+    "{%- if " + SMALL_INT.format(v="x", limit="1000000") + " -%}{{- x|string -}}"
+    "{%- else -%}{{- _go_float(x, 'v') -}}{%- endif -%}",
+    ("_go_float",),
+)
+
+_define(
+    "json_value", "v",
+    "Go json.Marshal of a decoded-JSON `any`: null/true/false, numbers as json_number, strings "
+    "as json_string, maps with keys sorted bytewise at every depth, compact. An undefined `v` "
+    "prints `null` (a nil interface).",
+    """
+{%- if v is not defined or v is none -%}{{- 'null' -}}
+{%- elif v is boolean -%}{{- 'true' if v else 'false' -}}
+{%- elif v is string -%}{{- json_string(v) -}}
+{%- elif v is number -%}{{- json_number(v) -}}
+{%- elif v is mapping -%}
+{{- '{' -}}
+{%- for k, x in @SORTED(v)@ -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_value_of(x) -}}
+{%- endfor -%}
+{{- '}' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in v -%}{{- (',' if not loop.first else '') ~ json_value_of(x) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_string", "json_number"),
+)
+
+_define(
+    "_go_print", "v",
+    "Internal: fmt %v of a decoded-JSON value inside a container (nil → `<nil>`).",
+    """
+{%- if v is not defined or v is none -%}{{- '<nil>' -}}
+{%- elif v is boolean -%}{{- 'true' if v else 'false' -}}
+{%- elif v is string -%}{{- v -}}
+{%- elif v is number -%}{{- print_number(v) -}}
+{%- elif v is mapping -%}
+{{- 'map[' -}}
+{%- for k, x in @SORTED(v)@ -%}
+{{- (' ' if not loop.first else '') ~ k ~ ':' ~ _go_print(x) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in v -%}{{- (' ' if not loop.first else '') ~ _go_print(x) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("print_number",),
+)
+
+_define(
+    "print_value", "v",
+    "What text/template prints for a decoded-JSON `any` (`{{ $v }}`): strings as is, numbers "
+    "as print_number, `true`/`false`, maps `map[k:v k2:v2]` (keys sorted), slices `[a b]`, "
+    "`<nil>` for nil inside containers, `<no value>` for nil/undefined at the top.",
+    """
+{%- if v is not defined or v is none -%}{{- '<no value>' -}}
+{%- else -%}{{- _go_print(v) -}}
+{%- endif -%}
+""",
+    ("_go_print",),
+)

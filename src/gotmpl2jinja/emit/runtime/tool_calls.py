@@ -1,0 +1,207 @@
+"""Runtime macros for tool calls and messages as Go writes them: json, struct syntax, and
+printf's %s, %d and %v of composite values.
+
+May depend on: `emit.runtime.library`.
+"""
+
+from __future__ import annotations
+
+from gotmpl2jinja.emit.runtime.library import _define
+
+# ---------------------------------------------------------------------------------------------
+# tool calls, in the Jinja side's shape:
+# {"type", "id"?, "function": {"name", "arguments", "index"?}}
+# (their Arguments and Index, json_arguments, print_arguments and print_int, in tool_shapes)
+
+_define(
+    "json_tool_call", "c",
+    "Go json of a templateToolCall (no json tags, so Go field names): "
+    "`{\"ID\":…,\"Function\":{\"Index\":…,\"Name\":…,\"Arguments\":…}}`; takes one entry of "
+    "the Jinja side's `message.tool_calls`.",
+    """
+{%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
+{{- '{"ID":' ~ json_string(c.id if c.id is defined and c.id is not none else '')
+    ~ ',"Function":{"Index":' ~ print_int(fn.index)
+    ~ ',"Name":' ~ json_string(fn.name if fn.name is defined and fn.name is not none else '')
+    ~ ',"Arguments":' ~ json_value(fn.arguments) ~ '}}' -}}
+""",
+    ("json_string", "json_value", "print_int"),
+)
+
+_define(
+    "json_tool_calls", "calls",
+    "Go json of a message's ToolCalls: `null` when none/absent/empty (Ollama builds the slice "
+    "by appending, so no calls is a nil slice), else `[…]` of json_tool_call.",
+    """
+{%- if calls is not defined or calls is none or calls|length == 0 -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for c in calls -%}{{- (',' if not loop.first else '') ~ json_tool_call(c) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_tool_call",),
+)
+
+_define(
+    "json_message", "m",
+    "Go json of a *templateMessage (no json tags, so Go field names): `{\"Role\":…,"
+    "\"Content\":…,\"Thinking\":…,\"Images\":null,\"ToolCalls\":…,\"ToolName\":…,"
+    "\"ToolCallID\":…}`; takes a message as the prelude leaves it: role and content always "
+    "there, reasoning_content, tool_calls, name and tool_call_id when given (images are "
+    "outside the contract, so always null).",
+    """
+{{- '{"Role":' ~ json_string(m['role']) ~ ',"Content":' ~ json_string(m['content'])
+    ~ ',"Thinking":' ~ json_string(m.get('reasoning_content', '')) ~ ',"Images":null,"ToolCalls":'
+    ~ json_tool_calls(m.get('tool_calls', [])) ~ ',"ToolName":' ~ json_string(m.get('name', ''))
+    ~ ',"ToolCallID":' ~ json_string(m.get('tool_call_id', '')) ~ '}' -}}
+""",
+    ("json_string", "json_tool_calls"),
+)
+
+_define(
+    "json_messages", "ms",
+    "Go json of the template's Messages: `[` json_message joined by `,` `]`; `null` when "
+    "there are none (Ollama collates them by appending, so no messages is a nil slice).",
+    """
+{%- if ms|length == 0 -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for m in ms -%}{{- (',' if not loop.first else '') ~ json_message(m) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_message",),
+)
+
+_define(
+    "print_tool_call_function", "fn",
+    "What `{{ .Function }}` of a tool call prints (Go struct syntax): `{INDEX NAME ARGS}` with "
+    "ARGS as print_arguments, e.g. `{0 get_weather {\"a\":1}}`.",
+    """
+{%- set fn = fn if fn is defined and fn is not none else {} -%}
+{{- '{' ~ print_int(fn.index)
+    ~ ' ' ~ (fn.name if fn.name is defined and fn.name is not none else '')
+    ~ ' ' ~ print_arguments(fn.arguments) ~ '}' -}}
+""",
+    ("print_int", "print_arguments"),
+)
+
+_define(
+    "print_tool_call", "c",
+    "What `{{ . }}` of one tool call prints (Go struct syntax): `{ID {INDEX NAME ARGS}}`, e.g. "
+    "`{call_1 {0 get_weather {\"a\":1}}}`; an absent id leaves an empty field (`{ {0 f {}}}`).",
+    """
+{{- '{' ~ (c.id if c.id is defined and c.id is not none else '')
+    ~ ' ' ~ print_tool_call_function(c.function) ~ '}' -}}
+""",
+    ("print_tool_call_function",),
+)
+
+_define(
+    "print_tool_calls", "calls",
+    "What `{{ .ToolCalls }}` prints: `[` print_tool_call joined by spaces `]`; `[]` when none.",
+    """
+{{- '[' -}}
+{%- if calls is defined and calls is not none -%}
+{%- for c in calls -%}{{- (' ' if not loop.first else '') ~ print_tool_call(c) -}}{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("print_tool_call",),
+)
+
+# ---------------------------------------------------------------------------------------------
+# printf's %s, %d and %v (with a width and `-`) of composite values: fmt's printValue, every
+# field and element printed with the directive's verb and width (a string or number field is
+# padded by itself; a verb it does not take prints as %!d(string=…), the value in %v)
+
+_define(
+    "go_fmt_string", "s, verb, width, minus",
+    "fmt of a string inside a printed value for verb `s`, `v` or `d` (`width` -1: none): the "
+    "string padded by runes; for `d` in `%!d(string=…)`.",
+    """
+{%- set t = go_pad_string(s, width, minus, false) if width >= 0 else s -%}
+{{- t if verb != 'd' else '%!d(string=' ~ t ~ ')' -}}
+""",
+    ("go_pad_string",),
+)
+
+_define(
+    "go_fmt_int", "n, verb, width, minus",
+    "fmt of an int field (a tool call's Index, 0 when absent) for verb `s`, `v` or `d`: its "
+    "digits padded; for `s` in `%!s(int=…)`.",
+    """
+{%- set t = go_pad(print_int(n), width, minus, false) -%}
+{{- t if verb != 's' else '%!s(int=' ~ t ~ ')' -}}
+""",
+    ("go_pad", "print_int"),
+)
+
+_define(
+    "go_fmt_json", "v, verb, width, minus",
+    "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for "
+    "verb `s`, `v` or `d`: nil `<nil>` (unpadded), a bool or a float64 padded in %v, wrapped "
+    "as `%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a string as "
+    "go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
+    """
+{%- if v is not defined or v is none -%}{{- '<nil>' -}}
+{%- elif v is boolean -%}
+{%- set t = go_pad('true' if v else 'false', width, minus, false) -%}
+{{- t if verb == 'v' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
+{%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus) -}}
+{%- elif v is number -%}
+{%- set t = go_pad(print_number(v), width, minus, false) -%}
+{{- t if verb == 'v' else '%!' ~ verb ~ '(float64=' ~ t ~ ')' -}}
+{%- elif v is mapping -%}
+{{- 'map[' -}}
+{%- for k, x in @SORTED(v)@ -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus) ~ ':'
+    ~ go_fmt_json(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in v -%}{{- (' ' if not loop.first else '') ~ go_fmt_json(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("go_fmt_string", "go_pad", "print_number"),
+)
+
+_define(
+    "go_fmt_tool_call", "c, verb, width, minus",
+    "fmt of one templateToolCall for verb `s`, `v` or `d`: `{ID {INDEX NAME ARGS}}`, each "
+    "field by itself; ARGS by String() (as a padded string) for `s` and `v`, as a map for `d` "
+    "(`map[]` when the call has none).",
+    """
+{%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
+{%- set args = fn.arguments if fn.arguments is defined else none -%}
+{%- if verb == 'd' -%}{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb,
+    width, minus) -%}
+{%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus) -%}
+{%- endif -%}
+{{- '{' ~ go_fmt_string(c.id if c.id is defined and c.id is not none else '', verb, width, minus)
+    ~ ' {' ~ go_fmt_int(fn.index, verb, width, minus) ~ ' '
+    ~ go_fmt_string(fn.name if fn.name is defined and fn.name is not none else '', verb, width,
+    minus) ~ ' ' ~ shown ~ '}}' -}}
+""",
+    ("go_fmt_string", "go_fmt_int", "go_fmt_json", "print_arguments"),
+)
+
+_define(
+    "go_fmt_tool_calls", "calls, verb, width, minus",
+    "fmt of a message's ToolCalls for verb `s`, `v` or `d`: `[` go_fmt_tool_call joined by "
+    "spaces `]`; `[]` when none.",
+    """
+{{- '[' -}}
+{%- if calls is defined and calls is not none -%}
+{%- for c in calls -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus) -}}
+{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("go_fmt_tool_call",),
+)

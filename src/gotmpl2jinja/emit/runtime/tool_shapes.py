@@ -1,0 +1,320 @@
+"""Runtime macros for Ollama's tool shapes (tools, parameters, properties and their types)
+and for a tool call's Arguments and Index.
+
+May depend on: `emit.runtime.library`.
+"""
+
+from __future__ import annotations
+
+from gotmpl2jinja.emit.runtime.library import _define
+
+# ---------------------------------------------------------------------------------------------
+# Ollama's tool shapes (ollama-semantics.md §5)
+#
+# Tools arrive in the contract's strict shape (conversation.validate): exactly the documented
+# lower-case keys, no null outside free JSON (`items`, `$defs`, `enum` items). So the macros read
+# each field once with `.get` (not `p.items`: on jinja2 a missing `items` is the dict's method)
+# instead of decoding keys as Go's case-insensitive, null-skipping json.Unmarshal would.
+
+_define(
+    "json_property", "p",
+    "Go json of an api.ToolProperty decoded from the request object `p`: keys anyOf, type, "
+    "items, description, enum, properties, required, each omitted when empty; `type` a string "
+    "for one element, an array otherwise; nested `properties` in request order, each value a "
+    "property; `p` none → `{}`.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set anyof = p.get('anyOf') -%}{%- set t = p.get('type') -%}{%- set items = p.get('items') -%}
+{%- set desc = p.get('description') -%}{%- set enum = p.get('enum') -%}
+{%- set props = p.get('properties') -%}{%- set req = p.get('required') -%}
+{%- set types = [t] if t is string else (t if t is not none else []) -%}
+{%- for st in [{'anyof': anyof, 'types': types, 'item': items, 'desc': desc, 'enum': enum,
+    'props': props, 'req': req,
+    'has_anyof': anyof is not none and anyof|length > 0, 'has_type': types|length > 0,
+    'has_items': items is not none, 'has_desc': desc is not none and desc != '',
+    'has_enum': enum is not none and enum|length > 0, 'has_props': props is not none,
+    'has_req': req is not none and req|length > 0}] -%}
+{{- '{' -}}
+{%- if st['has_anyof'] -%}
+{{- '"anyOf":[' -}}
+{%- for a in st['anyof'] -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{%- if st['has_type'] -%}
+{{- (',' if st['has_anyof'] else '') ~ '"type":' -}}
+{%- if st['types']|length == 1 -%}{{- json_string(st['types'][0]) -}}
+{%- else -%}
+{{- '[' -}}
+{%- for x in st['types'] -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{%- endif -%}
+{%- if st['has_items'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] else '') ~ '"items":' ~ json_value(st['item']) -}}
+{%- endif -%}
+{%- if st['has_desc'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] else '') ~ '"description":'
+    ~ json_string(st['desc']) -}}
+{%- endif -%}
+{%- if st['has_enum'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc'] else '')
+    ~ '"enum":' ~ json_value(st['enum']) -}}
+{%- endif -%}
+{%- if st['has_props'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc']
+    or st['has_enum'] else '') ~ '"properties":{' -}}
+{%- for k, x in st['props']|items -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
+{%- endfor -%}
+{{- '}' -}}
+{%- endif -%}
+{%- if st['has_req'] -%}
+{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc'] or st['has_enum']
+    or st['has_props'] else '') ~ '"required":[' -}}
+{%- for r in st['req'] -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{{- '}' -}}
+{%- endfor -%}
+""",
+    ("json_string", "json_value"),
+)
+
+_define(
+    "json_properties", "props",
+    "Go json of the top-level `parameters.properties` (a plain Go map of properties): keys "
+    "sorted bytewise, values as json_property; `null` when absent or null. (`{{ .Properties }}` "
+    "prints via String(), which gives `{}` for nil: use print_properties.)",
+    """
+{%- if props is not defined or props is none -%}{{- 'null' -}}
+{%- else -%}
+{{- '{' -}}
+{%- for k, x in @SORTED(props)@ -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
+{%- endfor -%}
+{{- '}' -}}
+{%- endif -%}
+""",
+    ("json_string", "json_property"),
+)
+
+_define(
+    "print_properties", "props",
+    "What `{{ .Function.Parameters.Properties }}` prints (templateProperties.String()): "
+    "json_properties, but `{}` when absent or null.",
+    """
+{%- if props is not defined or props is none -%}{{- '{}' -}}
+{%- else -%}{{- json_properties(props) -}}{%- endif -%}
+""",
+    ("json_properties",),
+)
+
+_define(
+    "json_parameters", "p",
+    "Go json of a tool's `function.parameters` (templateToolFunctionParameters): "
+    "`{\"type\":…,[\"$defs\":…,][\"items\":…,][\"required\":[…],]\"properties\":…}`; `$defs` and "
+    "`items` omitted when null, `required` when empty, `properties` null when absent; `p` "
+    "absent → `{\"type\":\"\",\"properties\":null}`.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set defs = p.get('$defs') -%}{%- set items = p.get('items') -%}
+{%- set req = p.get('required') -%}
+{{- '{"type":' ~ json_string(p.get('type', '')) -}}
+@PARAMETER_FIELDS@
+{{- ',"properties":' ~ json_properties(p.get('properties')) ~ '}' -}}
+""",
+    ("json_string", "json_value", "json_properties"),
+)
+
+_define(
+    "json_function", "fn",
+    "Go json of a tool's `function` (templateToolFunction): `{\"name\":…,\"description\":…,"
+    "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
+    # json_parameters and json_properties written out here, and a property of only `type` (a
+    # string) and `description` (most of them) too: on llama.cpp every macro call copies every
+    # variable in scope, and this runs once per tool on every request.
+    """
+{%- set name = fn.get('name', '') -%}{%- set desc = fn.get('description', '') -%}
+{%- set p = fn.get('parameters') -%}
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set type = p.get('type', '') -%}{%- set defs = p.get('$defs') -%}
+{%- set items = p.get('items') -%}{%- set req = p.get('required') -%}
+{%- set props = p.get('properties') -%}
+{{- '{"name":' ~ json_string(name) ~ ',"description":' ~ json_string(desc)
+    ~ ',"parameters":{"type":' ~ json_string(type) -}}
+@PARAMETER_FIELDS@
+{%- if props is none -%}{{- ',"properties":null}}' -}}
+{%- else -%}
+{{- ',"properties":{' -}}
+{%- for k, x in @SORTED(props)@ -%}
+{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' -}}
+{%- if x is mapping and 'type' in x and x['type'] is string
+    and (x|length == 1 or (x|length == 2 and 'description' in x)) -%}
+{%- set t = x['type'] -%}{%- set d = x['description'] if x|length == 2 else '' -%}
+{{- '{"type":' ~ json_string(t) ~ (',"description":' ~ json_string(d) if d != '' else '') ~ '}' -}}
+{%- else -%}{{- json_property(x) -}}
+{%- endif -%}
+{%- endfor -%}
+{{- '}}}' -}}
+{%- endif -%}
+""",
+    ("json_string", "json_value", "json_property"),
+)
+
+_define(
+    "json_tool", "t",
+    "Go json of one tool (templateTool, also what `{{ . }}` prints inside `range .Tools`): "
+    "`{\"type\":…,[\"items\":…,]\"function\":…}`, items omitted when null.",
+    """
+{%- set items = t.get('items') -%}
+{{- '{"type":' ~ json_string(t.get('type', ''))
+    ~ (',"items":' ~ json_value(items) if items is not none else '')
+    ~ ',"function":' ~ json_function(t.get('function')) ~ '}' -}}
+""",
+    ("json_string", "json_value", "json_function"),
+)
+
+_define(
+    "json_tools", "ts",
+    "Go json of the tool list (`{{ .Tools }}` and `{{ json .Tools }}` print the same): `null` "
+    "when absent/none, `[]` for an empty list.",
+    """
+{%- if ts is not defined or ts is none -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for t in ts -%}{{- (',' if not loop.first else '') ~ json_tool(t) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_tool",),
+)
+
+_define(
+    "typescript_type", "p",
+    "Ollama's ToolProperty.ToTypeScriptType of a request property: anyOf alternatives joined "
+    "by ` | `; else no type → `any`; else each type mapped (string, number|integer→number, "
+    "boolean, array→`any[]`, object→`Record<string, any>`, null, other→any) joined by ` | `.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set anyof = p.get('anyOf') -%}
+{%- if anyof is not none and anyof|length > 0 -%}
+{%- for a in anyof -%}{{- (' | ' if not loop.first else '') ~ typescript_type(a) -}}{%- endfor -%}
+{%- else -%}
+{%- set t = p.get('type') -%}
+{%- set types = [t] if t is string else (t if t is not none else []) -%}
+{%- if types|length == 0 -%}{{- 'any' -}}
+{%- else -%}
+{%- for t in types -%}
+{{- ' | ' if not loop.first else '' -}}
+{%- if t == 'string' or t == 'boolean' or t == 'null' -%}{{- t -}}
+{%- elif t == 'number' or t == 'integer' -%}{{- 'number' -}}
+{%- elif t == 'array' -%}{{- 'any[]' -}}
+{%- elif t == 'object' -%}{{- 'Record<string, any>' -}}
+{%- else -%}{{- 'any' -}}{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{%- endif -%}
+""",
+)
+
+_define(
+    "print_property_type", "p",
+    "What `{{ $p.Type }}` prints (PropertyType.String()) for a request property: `` for no "
+    "type, the type for one, `[a b]` for several.",
+    """
+{%- set t = p.get('type') if p is defined and p is mapping else none -%}
+{%- if t is string -%}{{- t -}}
+{%- elif t is not none and t|length == 1 -%}{{- t[0] -}}
+{%- elif t is not none and t|length > 1 -%}
+{{- '[' -}}
+{%- for x in t -%}{{- (' ' if not loop.first else '') ~ x -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+)
+
+_define(
+    "print_slice", "l",
+    "What text/template prints for a typed Go slice field (`{{ .Required }}`, `{{ $p.Enum }}`): "
+    "`[a b]` with elements as print_value prints them inside containers; `[]` when absent or "
+    "null (a nil slice, unlike a nil `any`, which prints `<no value>`).",
+    """
+{%- if l is not defined or l is none -%}{{- '[]' -}}
+{%- else -%}{{- _go_print(l) -}}{%- endif -%}
+""",
+    ("_go_print",),
+)
+
+_define(
+    "print_strings", "l",
+    "What text/template prints for a Go []string field decoded from the request "
+    "(`{{ .Function.Parameters.Required }}`, `{{ $p.Required }}`): `[a b]`, `[]` when absent.",
+    """
+{{- '[' -}}
+{%- if l is defined and l is not none -%}
+{%- for x in l -%}{{- (' ' if not loop.first else '') ~ x -}}{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+)
+
+_define(
+    "print_property", "p",
+    "What `{{ $p }}` prints for an api.ToolProperty (no String method, so Go struct syntax): "
+    "`{ANYOF TYPE ITEMS DESCRIPTION ENUM PROPERTIES REQUIRED}`, e.g. `{[] string <nil>  [] "
+    "<nil> []}`. A property with nested `properties` prints a pointer address in Go "
+    "(non-deterministic): the macro raises the contract's ADDRESS failure then.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- if p.get('properties') is not none -%}
+{{- raise_exception(@ADDRESS@) -}}
+{%- endif -%}
+{%- for q in [p] -%}
+{{- '{[' -}}
+{%- if q.get('anyOf') is not none -%}
+{%- for a in q.get('anyOf') -%}
+{{- (' ' if not loop.first else '') ~ print_property(a) -}}
+{%- endfor -%}
+{%- endif -%}
+{{- '] ' ~ print_property_type(q) ~ ' '
+    ~ ('<nil>' if q.get('items') is none else _go_print(q.get('items'))) ~ ' '
+    ~ q.get('description', '') ~ ' '
+    ~ print_slice(q.get('enum')) ~ ' <nil> ' ~ print_strings(q.get('required')) ~ '}' -}}
+{%- endfor -%}
+""",
+    ("print_property_type", "print_slice", "print_strings", "_go_print"),
+)
+
+# ---------------------------------------------------------------------------------------------
+# tool calls, in the Jinja side's shape:
+# {"type", "id"?, "function": {"name", "arguments", "index"?}}
+# (their Arguments and Index here; the calls and messages in tool_calls, registered after
+# go_strings)
+
+_define(
+    "json_arguments", "args",
+    "Go json of a tool call's Arguments (`{{ json .Function.Arguments }}`): keys sorted, "
+    "`null` when the call had no arguments.",
+    "{{- json_value(args) -}}",
+    ("json_value",),
+)
+
+_define(
+    "print_arguments", "args",
+    "What `{{ .Function.Arguments }}` prints (templateArgs.String()): json_arguments, but `{}` "
+    "when the call had no arguments.",
+    """
+{%- if args is not defined or args is none -%}{{- '{}' -}}
+{%- else -%}{{- json_value(args) -}}{%- endif -%}
+""",
+    ("json_value",),
+)
+
+_define(
+    "print_int", "n",
+    "A Go int field (a tool call's Index): printed and json-encoded alike, `0` when absent.",
+    """
+{%- if n is not defined or n is none -%}{{- '0' -}}
+{%- else -%}{{- n|int|string -}}{%- endif -%}
+""",
+)

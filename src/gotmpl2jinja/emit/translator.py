@@ -1,0 +1,74 @@
+"""The emit stage's entry points: a parsed template → Jinja (`emit`), source → Jinja
+(`translate`); the Messages path, the legacy path or both behind the FIM switch.
+
+May depend on: `analysis`, `emit.emitter`, `emit.legacy`, `emit.values`, `errors`, `ollama`,
+`parse`.
+"""
+
+from __future__ import annotations
+
+from gotmpl2jinja.analysis import analyze
+from gotmpl2jinja.emit.emitter import Emitter
+from gotmpl2jinja.emit.legacy import translate_legacy
+from gotmpl2jinja.emit.values import Retype
+from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.ollama import facts
+from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.parse.parser import parse
+
+
+def uses_messages(template: nodes.Template) -> bool:
+    """Ollama's Vars() test (§2): the template takes the messages path."""
+    return bool(facts.uses_messages(template))
+
+
+def emit(template: nodes.Template) -> str:
+    """Jinja for a parsed template, messages or legacy path (raises TranslationError when
+    unfaithful)."""
+    return _without_nul_near_a_raise(template, _emit(template))
+
+
+def _without_nul_near_a_raise(template: nodes.Template, jinja: str) -> str:
+    """Refuse Jinja that holds a NUL character and can raise. A NUL has no portable escape,
+    so it is written raw; llama.cpp's engine quotes the source around a failing call in its
+    error message and hands the message on as a C string, cut at the NUL: the template's
+    `raise_exception` then cannot be told from an engine error (found by the template
+    generator: `\x00{{- .Messages.Foo -}}`)."""
+    if "\x00" not in jinja or "raise_exception(" not in jinja:
+        return jinja
+    for _, tree in template.trees():
+        for node in tree.walk():
+            if isinstance(node, (nodes.TextNode, nodes.StringNode)) and "\x00" in node.text:
+                raise TranslationError(
+                    "text holding a NUL character, in a template that can fail: llama.cpp's "
+                    "engine cuts its error message at the NUL (its raise_exception could not be "
+                    "told from an engine error): not supported",
+                    name=template.name, line=node.pos.line, col=node.pos.col)
+    return jinja
+
+
+def _emit(template: nodes.Template) -> str:
+    if not uses_messages(template):  # the per-turn path (ollama-semantics.md §9)
+        return translate_legacy(template, template.name)
+    analysis = analyze(template)
+    last: Retype | None = None
+    for _ in range(8):
+        try:
+            return Emitter(template, analysis).run()
+        except Retype as retype:
+            last = retype
+            if analysis.mixed.get(retype.var_id) == retype.types:  # no progress: give up here
+                break
+            analysis.mixed[retype.var_id] = retype.types
+    var = next((v for v in analysis.variables.values()
+                if last is not None and id(v) == last.var_id), None)
+    where = var.decl.pos if var is not None and var.decl is not None else None
+    raise TranslationError(
+        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
+        "not supported", name=template.name, line=where.line if where else None,
+        col=where.col if where else None)
+
+
+def translate(source: str, name: str = "template") -> str:
+    """Go template source → equivalent Jinja source."""
+    return emit(parse(source, name=name))

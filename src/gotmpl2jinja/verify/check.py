@@ -1,0 +1,77 @@
+"""The check `convert` and `translate()` run before handing a translation out: the
+bounded-exhaustive shapes plus random conversations on every available raw engine.
+
+May depend on: `engines`, `errors`, `verify.harness`, `verify.outcomes`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gotmpl2jinja.engines.registry import (
+    ENGINES,
+    select_engines,
+)
+from gotmpl2jinja.errors import (
+    TranslationError,
+)
+from gotmpl2jinja.verify.harness import verify_template
+from gotmpl2jinja.verify.outcomes import GoRenderer, VerifyResult, format_divergence
+
+if TYPE_CHECKING:
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# The check `convert` and `translate()` run before handing a translation out
+
+#: Depth of the bounded-exhaustive pass of the check (every message shape up to this many
+#: messages: 238 conversations) and the random conversations after it.
+CHECK_EXHAUSTIVE = 1
+CHECK_CASES = 200
+
+
+def check_engines() -> list[str]:
+    """The engines a translation is checked on: every available engine that renders the
+    contract's variables (the registry's `select_engines`: jinja2 and minijinja with the
+    package's dependencies, the others once set up by `gotmpl2jinja engines install`).
+    llama-server's contexts are left to `verify`: they cost tens of milliseconds a case, and
+    what they add is the runtime's reshaping of requests, not the translation's correctness."""
+    return [name for name in select_engines().used if "server" not in ENGINES[name].tags]
+
+
+class TranslationDiverged(TranslationError):
+    """The translator's own Jinja renders other bytes than Ollama: a bug of gotmpl2jinja,
+    caught before the Jinja was handed out. `result` holds the minimal counterexamples."""
+
+    def __init__(self, result: VerifyResult, name: str) -> None:
+        first = result.divergences[0]
+        engines = ", ".join(sorted({d.engine for d in result.divergences}))
+        super().__init__(
+            f"the translation renders other bytes than Ollama on {engines} (checked on "
+            f"{result.cases} conversations), so it was not written; this is a bug of "
+            "gotmpl2jinja: please report it with the template and this minimal conversation "
+            "(--no-check writes the unchecked translation anyway)\n"
+            + format_divergence(first), name=name)
+        self.result = result
+
+
+def check_translation(go_source: str, jinja_source: str, *, name: str = "template",
+                      render: GoRenderer | None = None,
+                      engines: list[str] | None = None) -> VerifyResult:
+    """Verify a translation against Go (the exhaustive shapes plus CHECK_CASES random
+    conversations, on `engines`, default `check_engines()`); raise TranslationDiverged on any
+    divergence. Returns the result (its `.engines` and `.cases` say what was checked)."""
+    result = verify_template(go_source, jinja_source, cases=CHECK_CASES,
+                             exhaustive=CHECK_EXHAUSTIVE,
+                             engines=check_engines() if engines is None else engines,
+                             name=name, render=render)
+    if not result.ok:
+        raise TranslationDiverged(result, name)
+    return result
+
+
+def check_line(result: VerifyResult) -> str:
+    """The one line `convert` prints on stderr after a successful check."""
+    return (f"checked: renders what Ollama renders on {result.cases} conversations on "
+            f"{', '.join(result.engines)}")
