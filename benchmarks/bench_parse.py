@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from gotmpl2jinja.ollama.modelfile import parse_modelfile
-from gotmpl2jinja.parse.parser import _parser, parse
+from gotmpl2jinja.syntax.parser import _parser, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 INVALID_MODELFILE = "ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"

@@ -21,7 +21,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from gotmpl2jinja.emit import translate, uses_messages
 from gotmpl2jinja.errors import TranslationError
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "corpus"

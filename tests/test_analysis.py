@@ -6,8 +6,8 @@ import pytest
 
 from gotmpl2jinja.analysis import GoType, analyze, jinja_identifier, messages_alike_when_nil
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TranslationError
-from gotmpl2jinja.parse import nodes
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax import nodes
+from gotmpl2jinja.syntax.parser import parse
 
 
 def _vars(source: str) -> dict[str, list]:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
-from gotmpl2jinja.verify import strategies
+from gotmpl2jinja.verify import exhaustive, strategies
 from gotmpl2jinja.verify.conversation import ConversationError, jinja_context, validate
 
 
@@ -309,5 +309,5 @@ def test_bulk_pools_and_exhaustive_cases_are_inside_the_contract() -> None:
         validate(strategies.draw_random(rng).conversation)
     for tools in strategies.tools_pool():
         validate({"messages": [], "tools": tools})
-    for conv in strategies.exhaustive_conversations(2):
+    for conv in exhaustive.exhaustive_conversations(2):
         validate(conv)

@@ -31,7 +31,7 @@ from gotmpl2jinja.engines.registry import get_engines, is_raised, raw_engine_nam
 from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError, TranslationError  # noqa: E402
 from gotmpl2jinja.ollama import reference as _reference  # noqa: E402
 from gotmpl2jinja.ollama.modelfile import parse_modelfile  # noqa: E402
-from gotmpl2jinja.parse.parser import parse  # noqa: E402
+from gotmpl2jinja.syntax.parser import parse  # noqa: E402
 from gotmpl2jinja.verify.conversation import jinja_context  # noqa: E402
 from gotmpl2jinja.verify.harness import verify_template  # noqa: E402
 from gotmpl2jinja.verify.outcomes import not_utf8  # noqa: E402

@@ -18,7 +18,7 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.ollama.modelfile import parse_modelfile
 from gotmpl2jinja.ollama.reference import CapabilityRefusal
 from gotmpl2jinja.ollama.reference import render as ollama_render
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax.parser import parse
 from gotmpl2jinja.verify.conversation import jinja_context
 
 #: The contract's Go side: Ollama's server steps, and a request Ollama refuses for a capability

@@ -362,7 +362,7 @@ def test_preamble_composes_with_the_legacy_translation(modelfile: Path) -> None:
     """Legacy (`.Prompt`) Modelfiles with SYSTEM: Ollama's per-turn path sees the same
     rewritten messages, so the preamble works in front of the legacy translation too."""
     from gotmpl2jinja.emit.legacy import translate_legacy
-    from gotmpl2jinja.parse.parser import parse
+    from gotmpl2jinja.syntax.parser import parse
 
     source = load_source(str(modelfile))
     assert source.system

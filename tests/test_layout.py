@@ -5,6 +5,7 @@ one, and no module or class too long to read."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gotmpl2jinja"
 #: Stage 0 is what every stage shares, two modules at the package's root: `errors` (errors a
 #: person can act on) and `lifetime` (child processes that die with their parent).
 SHARED = ("errors", "lifetime")
-STAGES = ["shared", "parse", "ollama", "analysis", "emit", "engines", "verify", "formats",
+STAGES = ["shared", "syntax", "ollama", "analysis", "emit", "engines", "verify", "formats",
           "batch", "cli"]
 #: The package's own `__init__` (the Python API) and `__main__` sit above every stage.
 API = len(STAGES)
@@ -149,9 +150,18 @@ def test_modules_and_classes_stay_readable(module: str) -> None:
     assert long == [], f"{module}: classes over {MAX_CLASS_LINES} lines"
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_each_module_says_what_it_is_for(module: str) -> None:
-    doc = ast.get_docstring(ast.parse(MODULES[module].read_text(encoding="utf-8")))
-    if module.endswith("__main__"):
-        return
-    assert doc, f"{module}: no module docstring"
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.endswith("__main__")))
+def test_each_module_says_what_it_is_for_and_what_it_may_depend_on(module: str) -> None:
+    """A docstring that says what the module is for, with a "May depend on" paragraph that
+    names every other stage the module imports from (so it cannot silently go stale)."""
+    doc = ast.get_docstring(ast.parse(MODULES[module].read_text(encoding="utf-8"))) or ""
+    assert doc.strip(), f"{module}: no module docstring"
+    found = re.search(r"May depend on\b(.*?)(?:\n\n|$)", doc, re.S)
+    assert found, f"{module}: the docstring does not say what the module may depend on"
+    named = set(re.findall(r"[a-z_]+(?:\.[a-z_]+)*", found.group(1)))
+    top, inner = imports(module)
+    own = module.split(".")[1] if "." in module else ""
+    stages = {t.split(".")[1] for t, *_ in top + inner if "." in t} - {own}
+    unnamed = [s for s in sorted(stages)
+               if not any(n == s or n.startswith(s + ".") for n in named)]
+    assert unnamed == [], f"{module}: imports from {unnamed}, not named in 'May depend on'"

@@ -20,7 +20,7 @@ from gotmpl2jinja.errors import RenderError, TranslationError
 from gotmpl2jinja.ollama import facts as ollama
 from gotmpl2jinja.ollama.modelfile import parse_modelfile
 from gotmpl2jinja.ollama.reference import render as ollama_render
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax.parser import parse
 from gotmpl2jinja.verify.conversation import jinja_context
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from gotmpl2jinja.ollama import facts as ollama
-from gotmpl2jinja.parse import nodes as n
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax import nodes as n
+from gotmpl2jinja.syntax.parser import parse
 
 
 @pytest.mark.parametrize(("source", "expected_vars", "path"), [

@@ -16,8 +16,8 @@ import pytest
 from gotmpl2jinja.errors import ModelfileError, TemplateSyntaxError
 from gotmpl2jinja.ollama import facts as ollama
 from gotmpl2jinja.ollama.modelfile import parse_modelfile
-from gotmpl2jinja.parse import nodes as n
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax import nodes as n
+from gotmpl2jinja.syntax.parser import parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CORPUS = FIXTURES / "corpus"

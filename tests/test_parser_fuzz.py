@@ -21,7 +21,7 @@ from test_parser import CORPUS_TEMPLATES
 
 from gotmpl2jinja.errors import TemplateSyntaxError
 from gotmpl2jinja.ollama import facts as ollama
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax.parser import parse
 
 #: Fragments that matter to Go's lexer and parser, dropped at random places.
 FRAGMENTS = (
@@ -337,8 +337,8 @@ def test_driver_builds_the_trees_lark_builds() -> None:
     fail on the same token as Lark."""
     from lark.exceptions import UnexpectedToken
 
-    from gotmpl2jinja.parse.lexer import _lark, _LexError, _NoToken
-    from gotmpl2jinja.parse.parser import _parser, _Unexpected
+    from gotmpl2jinja.syntax.lexer import _lark, _LexError, _NoToken
+    from gotmpl2jinja.syntax.parser import _parser, _Unexpected
 
     lark, _ = _lark()
     driver, lexer = _parser()
@@ -366,7 +366,7 @@ def test_driver_builds_the_trees_lark_builds() -> None:
 @given(st.text(alphabet="ab\n\u00e9\u20ac\U0001f600\udcff", max_size=60), st.data())
 def test_positions_are_go_byte_offsets(source: str, data: st.DataObject) -> None:
     """Node positions in Go's terms (byte offset, line, byte column), computed per line."""
-    from gotmpl2jinja.parse.position import _Where
+    from gotmpl2jinja.syntax.position import _Where
 
     offset = data.draw(st.integers(0, len(source)))
     pos = _Where(source).pos(offset)

@@ -19,7 +19,7 @@ from gotmpl2jinja.engines.registry import get_engines
 from gotmpl2jinja.errors import ReferenceRendererError
 from gotmpl2jinja.ollama.capabilities import capabilities, think_tags
 from gotmpl2jinja.ollama.reference import CapabilityRefusal, check_parse, render, render_many
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax.parser import parse
 from gotmpl2jinja.verify.conversation import ConversationError, jinja_context, validate
 from gotmpl2jinja.verify.harness import verify_template
 

@@ -18,9 +18,9 @@ from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.runtime import ADDRESS
 from gotmpl2jinja.engines.registry import ENGINES, raw_engine_names
 from gotmpl2jinja.verify.conversation import validate
+from gotmpl2jinja.verify.exhaustive import exhaustive_conversations, exhaustive_count
 from gotmpl2jinja.verify.harness import verify_template as _verify_template
 from gotmpl2jinja.verify.outcomes import Outcome, VerifyResult, agree, describe_diff, visible
-from gotmpl2jinja.verify.strategies import exhaustive_conversations, exhaustive_count
 
 CHATML_GO = (FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl").read_text()
 

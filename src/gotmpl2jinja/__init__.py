@@ -2,6 +2,8 @@
 
 The Python API. The imports inside its functions are deferred for start-up time: `import
 gotmpl2jinja` loads no stage until a function runs.
+
+May depend on: `emit`, `errors`, `syntax`, `verify`.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ __version__ = "0.1.0"
 
 
 def parse(source: str, name: str = "template"):  # noqa: ANN201 - re-export
-    """Parse a Go template into a `parse.nodes.Template` (raises TemplateSyntaxError)."""
-    from gotmpl2jinja.parse.parser import parse as _parse
+    """Parse a Go template into a `syntax.nodes.Template` (raises TemplateSyntaxError)."""
+    from gotmpl2jinja.syntax.parser import parse as _parse
 
     return _parse(source, name=name)
 

@@ -1,4 +1,7 @@
-"""Errors a person can act on: every one carries a place (`FILE:LINE:COL: message`)."""
+"""Errors a person can act on: every one carries a place (`FILE:LINE:COL: message`).
+
+May depend on: nothing of the project.
+"""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ readers, which start no process).
 A child's stderr is drained as it is written (`StderrTail`): an engine that logs a line per
 template (minja's "Failed to generate tool call example") would otherwise fill the pipe after
 a few thousand templates and block mid-render, which looks like a template that never ends.
+
+May depend on: nothing of the project.
 """
 
 from __future__ import annotations

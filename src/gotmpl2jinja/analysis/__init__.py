@@ -1,7 +1,7 @@
 """Stage 3, analysis: what every name means before any Jinja is written — the Go type of each
 field of Ollama's data (`datamodel`) and the variables with their scopes (`scopes`).
 
-May depend on `errors` and `parse`.
+May depend on `errors` and `syntax`.
 """
 
 from gotmpl2jinja.analysis.datamodel import (

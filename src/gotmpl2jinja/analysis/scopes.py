@@ -6,7 +6,7 @@ was declared, or a namespace attribute when a loop body assigns it (Jinja's `for
 otherwise drop the assignment). Shadowing and clashes with the prelude's names get a new Jinja
 name. Analysis also records what the emitter needs to know of the whole template.
 
-May depend on: `analysis.datamodel`, `errors`, `parse`.
+May depend on: `analysis.datamodel`, `errors`, `syntax`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from gotmpl2jinja.analysis.datamodel import GoType
 from gotmpl2jinja.errors import TranslationError
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 #: Names the prelude and the runtime macros take; a Go variable with one of them is renamed.
 JINJA_RESERVED = {

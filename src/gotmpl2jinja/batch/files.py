@@ -1,7 +1,7 @@
 """The `verify` command's job: every input file named (a template or a Modelfile, or the
 folders holding them), read, translated when no Jinja is given, and verified; one verdict each.
 
-May depend on: `batch.driver`, `batch.migrate` (finding inputs), `engines`, `errors`,
+May depend on: `batch.driver`, `batch.migrate` (finding inputs), `emit`, `engines`, `errors`,
 `ollama`, `verify`.
 """
 

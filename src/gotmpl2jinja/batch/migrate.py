@@ -16,6 +16,8 @@ the report says for each item what happened and why:
 
 Nothing that exists is overwritten without `force`, and that is checked before any work, so a
 refused run leaves OUT as it was. Exit status (CLI): 0 only if every item is converted+verified.
+
+May depend on: `batch.driver`, `emit`, `engines`, `errors`, `formats`, `ollama`.
 """
 
 from __future__ import annotations

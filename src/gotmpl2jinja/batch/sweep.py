@@ -14,6 +14,8 @@ committed as docs/sweep.md; `--json` gives the same rows for tools.
 Identical inputs (the corpus has many copies of a few templates; same template and same
 SYSTEM/MESSAGE rule) are verified once and the result is reused: same input, same seed, same
 answer.
+
+May depend on: `batch.driver`, `emit`, `errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from gotmpl2jinja.ollama import facts
 from gotmpl2jinja.ollama.modelfile import looks_like_modelfile, parse_modelfile
 from gotmpl2jinja.ollama.reference import RenderTimeout
 from gotmpl2jinja.ollama.source import Source, char_column, source_from_modelfile, template_origin
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax.parser import parse
 
 #: Unsloth's Modelfiles are templates for a generator; these stand in for its placeholders.
 PLACEHOLDERS = {"{__FILE_LOCATION__}": "model.gguf", "{__EOS_TOKEN__}": "</s>"}

@@ -135,8 +135,8 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
     import json
 
     from gotmpl2jinja.batch import files as harness
+    from gotmpl2jinja.verify.exhaustive import exhaustive_count
     from gotmpl2jinja.verify.outcomes import format_divergence
-    from gotmpl2jinja.verify.strategies import exhaustive_count
 
     if not inputs and not example:
         raise click.UsageError("give INPUT… (templates, Modelfiles, directories) or --example")

@@ -3,7 +3,7 @@
 Registered on the group in `cli.main`. Imports inside the commands are deferred for start-up
 time: a command imports its stage when it runs.
 
-May depend on: cli.common, errors (and, when a command runs, emit, formats, ollama, parse,
+May depend on: cli.common, errors (and, when a command runs, emit, formats, ollama, syntax,
 verify).
 """
 
@@ -28,7 +28,7 @@ def parse(file: str, as_json: bool) -> None:
     """Parse a Go template and print its AST (and Ollama's parse-time facts)."""
     from gotmpl2jinja.formats.show import ast_to_json, ast_to_text
     from gotmpl2jinja.ollama.source import char_column
-    from gotmpl2jinja.parse.parser import parse as parse_template
+    from gotmpl2jinja.syntax.parser import parse as parse_template
 
     name, text = read_source(file)
     try:

@@ -5,7 +5,7 @@
 `collate`, with the Go builtins in the table of `builtins`; `legacy` is the per-turn path of
 legacy templates; `runtime` the macros that print Go values; `values` what they all share.
 
-May depend on `errors`, `parse`, `ollama` and `analysis`.
+May depend on `errors`, `syntax`, `ollama` and `analysis`.
 """
 
 from gotmpl2jinja.emit.paths import FIM_CONDITION

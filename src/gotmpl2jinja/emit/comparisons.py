@@ -1,7 +1,7 @@
 """Go's `not`, `eq`, `ne`, `lt`, `le`, `gt`, `ge` by Go type,
 including the comparisons Go refuses at run time.
 
-May depend on: `analysis`, `emit.values`, `parse`.
+May depend on: `analysis`, `emit.values`, `syntax`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from gotmpl2jinja.emit.values import (
     Expr,
     const_expr,
 )
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Comparisons:

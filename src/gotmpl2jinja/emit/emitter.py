@@ -15,7 +15,7 @@ This module is the walker's core (its state, scopes, output lines, node dispatch
 prelude and the header); the rest of `Emitter` comes from its parts, one mixin per module.
 
 May depend on: `analysis`, `emit` (its parts and `values`, `paths`, `loops`, `collate`),
-`errors`, `ollama`, `parse`.
+`errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from gotmpl2jinja.emit.values import (
 )
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama.capabilities import has_thinking
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 @dataclass

@@ -2,7 +2,7 @@
 expressions, and Go's truth of each type.
 
 May depend on: `analysis`, `emit.builtins` (and through it the other parts), `emit.collate`,
-`emit.paths`, `emit.runtime`, `emit.values`, `parse`.
+`emit.paths`, `emit.runtime`, `emit.values`, `syntax`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from gotmpl2jinja.emit.values import (
     go_float,
     quote,
 )
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Expressions:

@@ -1,7 +1,7 @@
 """What a condition proves: `and`/`or` as values and tests, and the
 string prefixes a branch knows (so byte rules can be exact).
 
-May depend on: `analysis`, `emit.values`, `errors`, `parse`.
+May depend on: `analysis`, `emit.values`, `errors`, `syntax`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from gotmpl2jinja.emit.values import (
     quote,
 )
 from gotmpl2jinja.errors import TranslationError
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Knowledge:

@@ -25,7 +25,7 @@ Where Ollama itself fails, the Jinja fails (`raise_exception`) and translation w
 - the final turn reaches `json`, `currentDate`, `yesterdayDate` or `toTypeScriptType`.
 
 May depend on: `analysis`, `emit.emitter` (and `values`, `paths`, `collate`, `runtime`),
-`errors`, `ollama`, `parse`.
+`errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from gotmpl2jinja.emit.paths import fim_branch, header_name, merge_paths
 from gotmpl2jinja.emit.values import INDENT, Expr, Retype, quote
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts as ollama
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 #: Ollama's own template functions; Go's builtins (and, len, printf…) exist in every turn.
 OLLAMA_FUNCS = ("json", "currentDate", "yesterdayDate", "toTypeScriptType")

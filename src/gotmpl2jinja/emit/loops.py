@@ -1,7 +1,7 @@
 """Go's `range` with `break` and `continue` rewritten for Jinja, which has neither on
 every engine: the marker nodes and the rewriting of loop bodies.
 
-May depend on: `emit.values`, `parse`.
+May depend on: `emit.values`, `syntax`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gotmpl2jinja.emit.values import Expr
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 #: A Jinja `for` nested deeper than this (in one template or macro body) makes jinja2 compile
 #: Python that CPython refuses: "too many statically nested blocks" (its limit is 20 blocks).

@@ -1,7 +1,7 @@
 """Go's `printf`: every verb, flag, width and precision the data model
 can meet, as Go's fmt prints it.
 
-May depend on: `analysis`, `emit.gofmt`, `emit.runtime`, `emit.values`, `parse`.
+May depend on: `analysis`, `emit.gofmt`, `emit.runtime`, `emit.values`, `syntax`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from gotmpl2jinja.emit.values import (
     _or_minus_one,
     const_expr,
 )
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Printf:

@@ -2,7 +2,7 @@
 `html`, `js`, `urlquery`, `call`) and Ollama's (`json`, `currentDate`,
 `yesterdayDate`, `toTypeScriptType`).
 
-May depend on: `analysis`, `emit.collate`, `emit.values`, `parse`.
+May depend on: `analysis`, `emit.collate`, `emit.values`, `syntax`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from gotmpl2jinja.emit.values import (
     _query_escape,
     const_expr,
 )
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Printing:

@@ -1,7 +1,7 @@
 """Go's statements as Jinja: if/else chains, with, range (over
 every operand type), template calls and the `define`d templates as macros.
 
-May depend on: `analysis`, `emit.loops`, `emit.runtime`, `emit.values`, `errors`, `parse`.
+May depend on: `analysis`, `emit.loops`, `emit.runtime`, `emit.values`, `errors`, `syntax`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from gotmpl2jinja.emit.loops import (
 from gotmpl2jinja.emit.runtime import sorted_items
 from gotmpl2jinja.emit.values import ATOM, COMPARE, INDENT, Expr, TemplateMacro
 from gotmpl2jinja.errors import TranslationError
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Statements:

@@ -1,7 +1,7 @@
 """Go's byte semantics of strings on every engine: len, index, slice
 and comparisons of lengths, exact where the bytes are known.
 
-May depend on: `analysis`, `emit.values`, `parse`.
+May depend on: `analysis`, `emit.values`, `syntax`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gotmpl2jinja.emit.values import (
     const_expr,
     quote,
 )
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 
 class Strings:

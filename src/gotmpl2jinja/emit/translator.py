@@ -2,7 +2,7 @@
 (`translate`); the Messages path, the legacy path or both behind the FIM switch.
 
 May depend on: `analysis`, `emit.emitter`, `emit.legacy`, `emit.values`, `errors`, `ollama`,
-`parse`.
+`syntax`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from gotmpl2jinja.emit.legacy import translate_legacy
 from gotmpl2jinja.emit.values import Retype
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts
-from gotmpl2jinja.parse import nodes
-from gotmpl2jinja.parse.parser import parse
+from gotmpl2jinja.syntax import nodes
+from gotmpl2jinja.syntax.parser import parse
 
 
 def uses_messages(template: nodes.Template) -> bool:

@@ -1,7 +1,7 @@
 """The values the emitter's parts share: a translated expression (`Expr`) with its Go type,
 literals printed as Go prints them, and the sets of Go types each rule is keyed on.
 
-May depend on: `analysis`, `emit.gofmt`, `parse`.
+May depend on: `analysis`, `emit.gofmt`, `syntax`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from gotmpl2jinja.analysis import (
     GoType,
 )
 from gotmpl2jinja.emit.gofmt import Verb
-from gotmpl2jinja.parse import nodes
+from gotmpl2jinja.syntax import nodes
 
 INDENT = "    "
 

@@ -4,7 +4,7 @@ Kept apart from `engines` (the Python-hosted engines and the registry) so that e
 of their own, such as `cppengines`, depend on this and the registry depends on them, never the
 other way round.
 
-May depend on: errors, reference.driver (the shared timeout default).
+May depend on: errors, ollama.reference.driver (the shared timeout default).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ Each engine is one long-lived driver process (`cpp/*_driver.cpp`, built by `cpp.
 to in JSON lines, a whole batch per request; it is restarted after a crash or a timeout. The
 clock is pinned through the request (`now`), TZ is UTC, as for the other engines.
 
-May depend on: errors, engine_base, lifetime, cpp.build (never on the registry in `engines`).
+May depend on: errors, engines.base, lifetime, engines.cpp.build (never on the registry in
+`engines`).
 """
 
 from __future__ import annotations

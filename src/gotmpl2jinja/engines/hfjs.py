@@ -2,7 +2,7 @@
 long-lived node process running `hfjinja_driver.mjs`, beside this module; where its
 node_modules are found, and its setup (`gotmpl2jinja engines install hfjinja`).
 
-May depend on: engines.base, engines.lifetime, errors, ollama.reference.driver (the per-user
+May depend on: engines.base, lifetime, errors, ollama.reference.driver (the per-user
 cache folder).
 """
 

@@ -8,7 +8,7 @@ template kwargs). Only the clock is pinned: its `strftime_now` reads `datetime.n
 module, which is answered from the render's `now` while it runs. Available where transformers
 is installed (a test extra; torch is not needed).
 
-May depend on: engine_base.
+May depend on: engines.base, errors.
 """
 
 from __future__ import annotations

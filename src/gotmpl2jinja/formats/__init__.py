@@ -1,5 +1,5 @@
 """Stage 7, formats: how a translation is written out (`jinja`, `hf`, `lmstudio`, `gguf`) and
 how a parsed template is shown.
 
-May depend on `errors`, `parse` and `ollama`.
+May depend on `errors`, `syntax` and `ollama`.
 """

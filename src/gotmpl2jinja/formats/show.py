@@ -3,6 +3,8 @@
 People debugging a translation need to see what Go sees: the node tree (with line:col), the
 exact text bytes after trimming, and which path Ollama will take. Both forms are derived from
 the dataclasses generically, so they stay in step with `nodes.py`.
+
+May depend on: `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import fields
 from typing import Any
 
 from gotmpl2jinja.ollama import facts as ollama
-from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.syntax import nodes as n
 
 
 def _node_type(node: n.Node) -> str:

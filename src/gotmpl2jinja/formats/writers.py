@@ -16,6 +16,8 @@ Formats:
   {"template": …}, "stopStrings": […]}` with the stop strings from `PARAMETER stop`.
 - `gguf`: a copy of `gguf_source` with `tokenizer.chat_template` set (replaced where it was,
   appended after the other keys otherwise).
+
+May depend on: `errors`.
 """
 
 from __future__ import annotations

@@ -6,12 +6,14 @@ come from its syntax: tools when `Vars()` has "tools", insert when it has "suffi
 when `thinking.InferTags` finds an opening and a closing tag. The translator needs the thinking
 capability at translation time (the Jinja cannot ask Ollama at render time), so it is computed
 here on our AST; tests check it against the Go reference's answer on every corpus template.
+
+May depend on: `ollama.facts`, `syntax`.
 """
 
 from __future__ import annotations
 
 from gotmpl2jinja.ollama.facts import vars as ollama_vars
-from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.syntax import nodes as n
 
 #: Go's unicode.IsSpace (what strings.TrimSpace trims); Python's str.strip trims more.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007" \

@@ -5,6 +5,8 @@ variable name, lower-cased) picks the messages or the legacy path and whether a
 `{{ .Response }}` is appended; the legacy path's final turn renders a *cut* copy of the root
 (`deleteNode`). These functions reproduce those decisions on our AST so the translator can
 follow exactly the path Ollama takes.
+
+May depend on: `errors`, `syntax`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gotmpl2jinja.errors import RenderError, TemplateSyntaxError
-from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.syntax import nodes as n
 
 
 class OllamaTemplateError(TemplateSyntaxError):

@@ -9,6 +9,8 @@ the end of a line, no escapes, comments only between commands, and every rune Go
 Positions: errors and warnings carry the true 1-based line (CRLF counts once) and column (in
 characters) of the offending character. Ollama's own `(line N)` can differ: it counts `\\r` and
 `\\n` separately and has already counted the newline that triggers an error.
+
+May depend on: `errors`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ A Modelfile without TEMPLATE: `ollama create` keeps what FROM provides (an insta
 template, or for a GGUF the built-in template closest to its chat template, §10); only when there
 is none does Ollama use `DefaultTemplate`, `{{ .Prompt }}` (§2). We resolve FROM against the
 Ollama store when one is given, else convert the default, and say so in a warning.
+
+May depend on: `errors`, `ollama.modelfile`, `ollama.store`.
 """
 
 from __future__ import annotations

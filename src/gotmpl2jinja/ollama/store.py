@@ -11,6 +11,8 @@ get the exact bytes `ollama create` stored. Layout (ollama `manifest/`, `types/m
   host is spelled `ollama.com` there) or `manifests/<host>/<namespace>/<model>/<tag>`;
 - it is a Docker v2 manifest (or a manifest list whose children are chosen by runner) whose
   layers name blobs `blobs/sha256-<hex>` by media type.
+
+May depend on: `errors`.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A conversation is the subset of Ollama's `/api/chat` request body that reaches a
 side gets it as is (the reference renderer decodes it like Ollama does); the Jinja side gets the
 variables a Hugging Face user would pass, built here by `jinja_context`. Both sides must start
 from the same validated object, so a malformed one is refused with a sentence, not a traceback.
+
+May depend on: `errors`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The differential harness: is a Jinja template byte-for-byte equivalent to a Go template?
 
-For each conversation (bounded-exhaustive and/or random, see `strategies.py`) the Go side is
-rendered by Go itself (`reference.render_many`) and the Jinja side by every selected engine
-(`engines.py`) with the contract's variables (`conversation.jinja_context`). Equal means
+For each conversation (bounded-exhaustive and/or random: `exhaustive`, `strategies`) the Go side
+is rendered by Go itself (`reference.render_many`) and the Jinja side by every selected engine
+(`engines`) with the contract's variables (`conversation.jinja_context`). Equal means
 identical strings, or both sides failing (a Go execution error ⇔ the template's own
 `raise_exception`). The first divergence on an engine is shrunk by hypothesis to a minimal
 conversation and reported with both outputs and a readable diff.
@@ -13,6 +13,9 @@ from a seeded `random.Random` through the same builders as the hypothesis strate
 renders a whole batch per request, and every case is still compared byte for byte on every
 engine; only a divergence goes to hypothesis, which replays its choices and shrinks it with
 single renders.
+
+May depend on: `emit`, `engines`, `errors`, `verify.conversation`, `verify.outcomes`,
+`verify.strategies`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from gotmpl2jinja.errors import (
     ReferenceRendererError,
 )
 from gotmpl2jinja.verify.conversation import jinja_context, validate
+from gotmpl2jinja.verify.exhaustive import exhaustive_conversations
 from gotmpl2jinja.verify.outcomes import (
     BARE,
     Divergence,
@@ -60,7 +64,6 @@ from gotmpl2jinja.verify.outcomes import (
 from gotmpl2jinja.verify.strategies import (
     DrawnCase,
     draw_random,
-    exhaustive_conversations,
     shrink_conversation,
 )
 

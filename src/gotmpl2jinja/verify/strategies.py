@@ -12,25 +12,26 @@ Generators of the contract's conversation format (`conversation.py`):
 - `draw_random(rng)` — the same conversations from a seeded `random.Random` (the harness's bulk
   mode, no hypothesis engine per case), with the choices that built them, so that
   `shrink_conversation` hands a diverging one to hypothesis's shrinker.
-- `exhaustive_conversations(depth)` — every sequence of message shapes up to `depth` messages
-  (role × has thinking × has tool calls), × tools present/absent × each `think` value, with
-  fixed contents: the small cases random search may miss, in order of length (the first
-  divergence found is a shortest one).
+- `exhaustive_conversations(depth)` (module `exhaustive`) — every sequence of message shapes
+  up to `depth` messages (role × has thinking × has tool calls), × tools present/absent × each
+  `think` value, with fixed contents: the small cases random search may miss, in order of
+  length (the first divergence found is a shortest one).
 
 Deliberately left out (each is a known, documented gap of the contract, not a template bug):
 integers beyond ±2**53 (Go decodes tool-call arguments to float64; JavaScript rounds them too),
 lone surrogates (Go replaces them by U+FFFD when decoding JSON), tool-schema keys Ollama does
 not know (Go drops them; Jinja would see them), upper-case roles (Ollama lower-cases roles on
 decode) and images (out of scope).
+
+May depend on: `verify.conversation`.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -542,59 +543,3 @@ def shrink_conversation(
         )
     except NoSuchExample:
         return case.conversation
-
-
-# ---------------------------------------------------------------------------------------------
-# Bounded-exhaustive
-
-#: (role, has thinking, has tool calls) for every role: what a template can branch on.
-MESSAGE_SHAPES: tuple[tuple[str, bool, bool], ...] = tuple(
-    itertools.product(ROLES, (False, True), (False, True))
-)
-
-EXHAUSTIVE_TOOLS = [{
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the weather",
-        "parameters": {"type": "object", "required": ["city"],
-                       "properties": {"city": {"type": "string", "description": "City"},
-                                      "unit": {"type": "string", "enum": ["c", "f"]}}},
-    },
-}]
-
-
-def _shaped_message(index: int, shape: tuple[str, bool, bool]) -> dict[str, Any]:
-    role, thinking, calls = shape
-    message: dict[str, Any] = {"role": role, "content": f"{role[0].upper()}{index}"}
-    if thinking:
-        message["thinking"] = f"T{index}"
-    if calls:
-        message["tool_calls"] = [{"id": f"call_{index}", "function": {
-            "index": 0, "name": "get_weather", "arguments": {"city": "Paris", "n": 1}}}]
-    if role == "tool":
-        message["tool_name"] = "get_weather"
-        message["tool_call_id"] = f"call_{index - 1}"
-    return message
-
-
-def exhaustive_count(depth: int) -> int:
-    """How many conversations `exhaustive_conversations(depth)` yields."""
-    sequences = sum(len(MESSAGE_SHAPES) ** n for n in range(depth + 1))
-    return sequences * 2 * len(THINK_VALUES)
-
-
-def exhaustive_conversations(depth: int) -> Iterator[dict[str, Any]]:
-    """Every shape sequence of length 0…depth × tools absent/present × each think value,
-    shortest first."""
-    for length in range(depth + 1):
-        for shapes in itertools.product(MESSAGE_SHAPES, repeat=length):
-            sequence = [_shaped_message(i, shape) for i, shape in enumerate(shapes)]
-            for with_tools in (False, True):
-                for think in THINK_VALUES:
-                    conv: dict[str, Any] = {"messages": [dict(m) for m in sequence]}
-                    if with_tools:
-                        conv["tools"] = EXHAUSTIVE_TOOLS
-                    if think is not None:
-                        conv["think"] = think
-                    yield conv

@@ -31,6 +31,8 @@ Decisions worth knowing:
   as a `RenderError` whose message starts with `panic:`.
 - One rendering is limited to 64 MiB of output and `timeout` seconds (default 5); past that the
   process is killed and restarted and `RenderTimeout` is raised.
+
+May depend on: `errors`.
 """
 
 from __future__ import annotations

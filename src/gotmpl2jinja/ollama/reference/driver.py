@@ -4,6 +4,8 @@ Why a server process: starting a Go program per render costs milliseconds; one p
 reads JSON lines serves thousands of renders a second and caches parsed templates by source.
 Why a timeout: a template can loop for ever (`{{ range 1000000000000 }}`); the Go side cannot
 interrupt text/template, so the driver kills the process and starts a fresh one.
+
+May depend on: `errors`, `lifetime`.
 """
 
 from __future__ import annotations

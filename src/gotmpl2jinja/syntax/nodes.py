@@ -4,6 +4,8 @@ Every later stage (Ollama's parse-time facts, analysis, emit) reads these nodes,
 plain data: no behaviour beyond iteration. Trim markers are already applied by the parser, so a
 `Text` holds exactly the bytes Go would write. Positions are 1-based line and column (in bytes
 of UTF-8, as Go counts them) of the node's first character in the source.
+
+May depend on: nothing of the project.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ String literals decode like `strconv.Unquote`; a `\\xNN` escape that is not vali
 as a lone surrogate (`surrogateescape`), so `text.encode("utf-8", "surrogateescape")` gives
 Go's bytes.
 
-May depend on: parse.nodes.
+May depend on: syntax.nodes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.syntax import nodes as n
 
 _SIMPLE_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
                    "v": "\v", "\\": "\\"}

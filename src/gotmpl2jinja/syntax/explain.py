@@ -1,14 +1,14 @@
 """Go's words for what the grammar rejects: the message, the offset to blame, Go's line.
 
-May depend on: parse.lexer, parse.position.
+May depend on: syntax.lexer, syntax.position.
 """
 
 from __future__ import annotations
 
 from lark import Token
 
-from gotmpl2jinja.parse.lexer import _GO_SPACE, _end, _go_rune, _start
-from gotmpl2jinja.parse.position import _Where
+from gotmpl2jinja.syntax.lexer import _GO_SPACE, _end, _go_rune, _start
+from gotmpl2jinja.syntax.position import _Where
 
 
 def _describe(tok: Token) -> str:

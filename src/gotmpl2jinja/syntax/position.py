@@ -1,6 +1,6 @@
 """Source offsets as Go's positions: byte offset, line and byte column.
 
-May depend on: parse.nodes.
+May depend on: syntax.nodes.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import bisect
 import itertools
 import re
 
-from gotmpl2jinja.parse import nodes as n
+from gotmpl2jinja.syntax import nodes as n
 
 
 class _Where:

@@ -1,6 +1,6 @@
 """Nests the grammar's flat stream of actions into nodes, with Go's checks and lines.
 
-May depend on: errors, parse.nodes, parse.lexer, parse.literals, parse.position.
+May depend on: errors, syntax.nodes, syntax.lexer, syntax.literals, syntax.position.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from lark import Token, Tree
 
 from gotmpl2jinja.errors import TemplateSyntaxError
-from gotmpl2jinja.parse import nodes as n
-from gotmpl2jinja.parse.lexer import _GO_SPACE, _end, _start
-from gotmpl2jinja.parse.literals import new_number, unquote_string
-from gotmpl2jinja.parse.position import _Where
+from gotmpl2jinja.syntax import nodes as n
+from gotmpl2jinja.syntax.lexer import _GO_SPACE, _end, _start
+from gotmpl2jinja.syntax.literals import new_number, unquote_string
+from gotmpl2jinja.syntax.position import _Where
 
 GO_BUILTINS = frozenset(
     "and or not eq ne lt le gt ge len index slice print printf println html js urlquery call"

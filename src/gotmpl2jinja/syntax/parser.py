@@ -2,7 +2,7 @@
 
 The grammar (grammar/gotemplate.lark) defines the tokens and the LALR tables: a two-mode
 lexer over its terminals tokenises the source and an LALR loop over Lark's tables parses it.
-The grammar is flat (a stream of text, comments and actions); the parse package pairs `{{ end }}`
+The grammar is flat (a stream of text, comments and actions); the syntax package pairs `{{ end }}`
 and `{{ else }}` with their openers, applies trim markers, resolves variable scopes and
 function names, and decodes literals. Go's own parser does those checks outside its grammar
 too, so doing them here lets every rejection carry Go's verdict, Go's line and a message a
@@ -10,7 +10,7 @@ person can act on.
 
 Go reports only a line for parse errors; the column we add is the place we blame.
 
-May depend on: errors, parse.nodes and the other modules of parse (lexer, builder, explain,
+May depend on: errors, syntax.nodes and the other modules of syntax (lexer, builder, explain,
 position).
 """
 
@@ -24,10 +24,10 @@ from lark.exceptions import LarkError
 from lark.parsers.lalr_analysis import Shift
 
 from gotmpl2jinja.errors import TemplateSyntaxError
-from gotmpl2jinja.parse import nodes as n
-from gotmpl2jinja.parse.builder import _Action, _Builder
-from gotmpl2jinja.parse.explain import _explain_characters, _explain_token
-from gotmpl2jinja.parse.lexer import (
+from gotmpl2jinja.syntax import nodes as n
+from gotmpl2jinja.syntax.builder import _Action, _Builder
+from gotmpl2jinja.syntax.explain import _explain_characters, _explain_token
+from gotmpl2jinja.syntax.lexer import (
     _GO_SPACE,
     _end,
     _GoLexer,
@@ -37,7 +37,7 @@ from gotmpl2jinja.parse.lexer import (
     _Scan,
     _start,
 )
-from gotmpl2jinja.parse.position import _Where
+from gotmpl2jinja.syntax.position import _Where
 
 
 class _Unexpected(Exception):
