@@ -616,6 +616,42 @@ def test_go_failures_and_nil_comparisons_of_other_kinds_match_go(
     assert result.ok, result.divergences[0]
 
 
+#: Decoded-JSON values of every kind Go's eq tells apart; the two integers past 2**53 decode to
+#: one float64 (equal in Go), 1 and 1.0 are one float64 too.
+_JSON_KINDS: list[Any] = [None, True, False, 1, 1.0, 2.5, -0.0, 9007199254740993,
+                          9007199254740992, "s", "t", "", {}, {"k": 1}, [], [1], "missing"]
+
+
+@pytest.mark.parametrize("test", ["eq $a $b", "ne $a $b", "eq $a 1", "eq $a 1.0", "eq 2.5 $a",
+                                  "ne $a true", "eq $a $a", "eq $a nil $b", "eq $a $b 1.0"])
+def test_eq_of_decoded_json_values_compares_by_the_kind_they_hold(test: str) -> None:
+    """Go's eq of a tool-call argument: nil equals only nil; two values of one kind (bool,
+    float64, string) by value; two kinds, a map or a slice, or a float64 against an int, fail."""
+    source = ("{{ range .Messages }}{{ range .ToolCalls }}{{ $a := .Function.Arguments.a }}"
+              "{{ $b := .Function.Arguments.b }}[{{ " + test + " }}]{{ end }}{{ end }}")
+    jinja = translate(source)
+    engines = get_engines(raw_engine_names())
+    assert {"llamacpp", "minja"} <= {e.name for e in engines}  # .ci/run sets them up
+    for a in _JSON_KINDS:
+        for b in _JSON_KINDS:
+            arguments = {k: v for k, v in (("a", a), ("b", b)) if v != "missing"}
+            conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+                {"function": {"name": "f", "arguments": arguments}}]}]}
+            try:
+                want: str | None = reference.render(source, conv)
+            except Gotmpl2JinjaError:
+                want = None
+            for engine in engines:
+                try:
+                    got: str | Exception = engine.render(jinja, jinja_context(conv))
+                except Gotmpl2JinjaError as exc:
+                    got = exc
+                if want is None:
+                    assert isinstance(got, Exception) and is_raised(got), (engine.name, conv)
+                else:
+                    assert got == want, (engine.name, conv, got)
+
+
 @pytest.mark.parametrize("directive", ["%s", "%d", "%v", "%-7s", "%9d", "%-12v", "%3s"])
 def test_printf_of_messages_calls_and_json_values_prints_fmts_fields(directive: str) -> None:
     """fmt's printValue: every field and element with the directive's verb and width, a verb a

@@ -19,6 +19,7 @@ from gotmpl2jinja.emit.values import (
     COMPARED_BY_NIL,
     COND,
     INCOMPARABLE_STRUCTS,
+    JSON_COMPARED,
     NIL_TESTS,
     NIL_TYPES,
     NON_BASIC,
@@ -49,6 +50,8 @@ class Comparisons:
             return self.raising("invalid type for comparison")
         if not ordered and a.type == b.type and a.type in COMPARED_BY_NIL:
             return self.compare_by_nil(op, a, b)
+        if not ordered and GoType.ANY in types and types <= JSON_COMPARED:
+            return self.compare_json(op, a, b)
         if a.type != b.type:
             if types == {GoType.ANY, GoType.STRING} and not ordered:
                 # a JSON null is Go's nil: equal to no string, and no error either
@@ -89,6 +92,19 @@ class Comparisons:
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
+
+    def compare_json(self, op: str, a: Expr, b: Expr) -> Expr:
+        """eq/ne of a decoded-JSON value with another or with an int, float or bool: Go
+        compares by the kind the JSON value holds (runtime go_eq_json), and fails on two kinds,
+        on maps and slices, and on a float64 against an int."""
+        json_side, other = (a, b) if a.type == GoType.ANY else (b, a)
+        kind = {GoType.ANY: "", GoType.INT: "i", GoType.FLOAT: "f", GoType.BOOL: "b"}[other.type]
+        self.macros.add("go_eq_json")
+        call = f"go_eq_json({json_side.code}, {other.code}, '{kind}')"
+        yes, no = ("T", "F") if op == "==" else ("F", "T")
+        return Expr(f"{call} == '{yes}'", GoType.BOOL, COMPARE,
+                    stable=a.stable and b.stable, loop=a.loop or b.loop,
+                    negated=f"{call} == '{no}'")
 
     @staticmethod
     def nil_test(e: Expr) -> str:

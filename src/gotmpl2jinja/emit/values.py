@@ -79,6 +79,10 @@ NIL_TESTS = {
 #: The types eq/ne of two values of one type compares by nil-ness or fails (compare_by_nil).
 COMPARED_BY_NIL = INCOMPARABLE_STRUCTS | set(NIL_TESTS)
 
+#: eq/ne operands compared with a decoded-JSON value by the kind it holds (go_eq_json); a
+#: string has its own, inline rule.
+JSON_COMPARED = {GoType.ANY, GoType.INT, GoType.FLOAT, GoType.BOOL}
+
 #: Types with a String() method (Ollama's JSON printers; PropertyType's own): fmt prints
 #: String() for %v, %s, %q, %x and %X (handleMethods), formatted as a string.
 STRINGERS = {

@@ -50,8 +50,8 @@ json_tool_call, print_tool_calls, print_tool_call, print_tool_call_function, jso
 print_arguments; the template's structs as json — json_message, json_messages; Go's builtins
 and fmt — go_pad, go_pad_string, go_int, go_html, go_query_number, go_len, go_slice,
 go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int, go_fmt_json,
-go_fmt_tool_call, go_fmt_tool_calls; dates — yesterday_date. `gotmpl2jinja runtime --list`
-prints every contract.
+go_fmt_tool_call, go_fmt_tool_calls, go_eq_json; dates — yesterday_date.
+`gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
 `|float` turns it into FloatValue(-0), printed `-0.0`), and int-vs-float does not matter because
@@ -98,6 +98,7 @@ from gotmpl2jinja.emit.runtime import tool_shapes  # noqa: F401  tools; a call's
 from gotmpl2jinja.emit.runtime import go_strings  # noqa: F401  Go's builtins and fmt on strings
 from gotmpl2jinja.emit.runtime import tool_calls  # noqa: F401  tool calls, messages, printf
 from gotmpl2jinja.emit.runtime import dates  # noqa: F401  yesterday_date
+from gotmpl2jinja.emit.runtime import comparisons  # noqa: F401  eq of decoded JSON
 # isort: on
 
 __all__ = [
