@@ -134,7 +134,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
     """
     import json
 
-    from gotmpl2jinja.batch import files as harness
+    from gotmpl2jinja.batch import files
     from gotmpl2jinja.verify.exhaustive import exhaustive_count
     from gotmpl2jinja.verify.outcomes import format_divergence
 
@@ -144,7 +144,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
     if total < 1:
         raise click.UsageError("--cases 0 without --exhaustive checks nothing; give --cases N "
                                "(N ≥ 1) or --exhaustive DEPTH")
-    paths = harness.template_inputs(inputs) + ([EXAMPLE] if example else [])
+    paths = files.template_inputs(inputs) + ([EXAMPLE] if example else [])
     if not paths:
         raise Gotmpl2JinjaError(
             f"no templates (*.gotmpl, *.tmpl) or Modelfiles found in {', '.join(inputs)}")
@@ -155,7 +155,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
     with _verify_progress() as progress:
         for path in paths:
             task = progress.add_task(path.name, total=total) if progress else None
-            verdict = harness.verify_file(
+            verdict = files.verify_file(
                 path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
                 exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
                 progress=_task_progress(progress, task) if progress else None,
@@ -171,7 +171,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
                 if verdict.result is None:
                     click.echo(f"{path.stem}\t{path}\terror: {verdict.error}")
                 else:
-                    click.echo(harness.summary_line(verdict.result, str(path)))
+                    click.echo(files.summary_line(verdict.result, str(path)))
                     for divergence in verdict.result.divergences:
                         click.echo(format_divergence(divergence))
     failed = [v for v in verdicts if not v.ok]
