@@ -5,6 +5,8 @@ May depend on: nothing of the project.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class Gotmpl2JinjaError(Exception):
     """Base of every error this package raises on purpose (the CLI prints them, no traceback)."""
@@ -44,3 +46,20 @@ class ReferenceRendererError(Gotmpl2JinjaError):
 
 class RenderError(Gotmpl2JinjaError):
     """A template failed to render (Go execution error, Jinja raise_exception, engine error)."""
+
+
+def translator_crash(exc: BaseException) -> str:
+    """A bug of the translator as one sentence (the exception's type and message), for a run
+    that must go on to its other inputs."""
+    return f"the translator crashed ({type(exc).__name__}: {exc})"
+
+
+def reporting_crash(convert: Callable[[], str]) -> str:
+    """`convert()` (the translator's Jinja); a crash inside it is a Gotmpl2JinjaError with
+    `translator_crash`'s sentence, not a traceback that hides the run's other inputs."""
+    try:
+        return convert()
+    except Gotmpl2JinjaError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a translator bug must not hide the other files
+        raise Gotmpl2JinjaError(f"{translator_crash(exc)}; please report it") from exc

@@ -22,6 +22,7 @@ from gotmpl2jinja.engines.registry import (
 )
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
+    reporting_crash,
 )
 from gotmpl2jinja.ollama.reference import RenderTimeout
 from gotmpl2jinja.ollama.source import Source, load_source
@@ -114,17 +115,10 @@ def verify_file(
 
 def _converted(source: Source, name: str) -> str:
     """The Jinja to verify: a Modelfile's translation plus preamble, a template's translation
-    (named `name`, as the command names the file); a crash is a sentence, as `_translate`."""
-    try:
-        if source.kind == "modelfile":
-            return convert_source(source)
-        return translate(source.template, name=name)
-    except Gotmpl2JinjaError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a translator bug must not hide the other files
-        raise Gotmpl2JinjaError(
-            f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
-        ) from exc
+    (named `name`, as the command names the file); a crash is a sentence (`reporting_crash`)."""
+    if source.kind == "modelfile":
+        return reporting_crash(lambda: convert_source(source))
+    return reporting_crash(lambda: translate(source.template, name=name))
 
 
 def summary_line(result: VerifyResult, path: str) -> str:

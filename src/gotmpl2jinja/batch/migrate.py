@@ -37,6 +37,7 @@ from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ModelfileError,
     TemplateSyntaxError,
+    translator_crash,
 )
 from gotmpl2jinja.formats.writers import OutputError, write_output
 from gotmpl2jinja.ollama.modelfile import looks_like_modelfile
@@ -264,7 +265,7 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
             item.status, item.reason = NOT_TRANSLATABLE, _placed(exc, source)
         else:  # one translator bug must not stop the batch
             item.status = INTERNAL_ERROR
-            item.reason = f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
+            item.reason = f"{translator_crash(exc)}; please report it"
         return item
     if ran.failed == driver.VERIFY:
         item.status = INTERNAL_ERROR

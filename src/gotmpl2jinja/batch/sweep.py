@@ -35,6 +35,7 @@ from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ModelfileError,
     TemplateSyntaxError,
+    translator_crash,
 )
 from gotmpl2jinja.ollama import facts
 from gotmpl2jinja.ollama.modelfile import looks_like_modelfile, parse_modelfile
@@ -204,7 +205,7 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
                 row.status, row.reason = NOT_TRANSLATED, placed(exc, item)
             else:  # one translator bug must not stop the sweep
                 row.status = ERROR
-                row.reason = f"the translator crashed ({type(exc).__name__}: {exc})"
+                row.reason = translator_crash(exc)
             return row
         if ran.failed == driver.VERIFY:
             if isinstance(exc, RenderTimeout):  # a runaway case: this template's verdict

@@ -26,7 +26,6 @@ from gotmpl2jinja.ollama.reference.driver import DEFAULT_TIMEOUT, check_timeout
 DEFAULT_NOW = dt.datetime(2026, 8, 21, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 
-
 class EngineError(Gotmpl2JinjaError):
     """An engine cannot be used or set up (unknown, unavailable, its setup failed)."""
 

@@ -39,6 +39,7 @@ from gotmpl2jinja.engines.registry import (
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ReferenceRendererError,
+    reporting_crash,
 )
 from gotmpl2jinja.verify.conversation import jinja_context, validate
 from gotmpl2jinja.verify.exhaustive import exhaustive_conversations
@@ -249,18 +250,6 @@ def _conversation_of(case: DrawnCase) -> dict[str, Any]:
     return case.conversation
 
 
-def _translate(go_source: str, name: str) -> str:
-    """The translator's Jinja; a crash inside it is reported as a sentence, not a traceback."""
-    try:
-        return translate(go_source, name=name)
-    except Gotmpl2JinjaError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a translator bug must not hide the other files
-        raise Gotmpl2JinjaError(
-            f"the translator crashed ({type(exc).__name__}: {exc}); please report it"
-        ) from exc
-
-
 def verify_template(
     go_source: str,
     jinja_source: str | None = None,
@@ -283,7 +272,7 @@ def verify_template(
 (`inputs.go_renderer`) renders in batches, any other callable case by case.
     """
     if jinja_source is None:
-        jinja_source = _translate(go_source, name)
+        jinja_source = reporting_crash(lambda: translate(go_source, name=name))
     if cases < 0 or (exhaustive is not None and exhaustive < 0):
         raise Gotmpl2JinjaError("cases and the exhaustive depth must not be negative")
     selection = select_engines(engines)
@@ -310,5 +299,3 @@ def verify_template(
         name=name, cases=checker.cases, engines=[e.name for e in chosen],
         counts=checker.counts, divergences=divergences, seed=seed, skipped=selection.skipped,
     )
-
-

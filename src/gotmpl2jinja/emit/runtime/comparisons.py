@@ -6,16 +6,11 @@ May depend on: `emit.runtime.library`.
 
 from __future__ import annotations
 
-from gotmpl2jinja.emit.runtime.library import _define
+from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, _define
 
 #: The Go kind of a decoded-JSON value `{v}`: n(il), b(ool), s(tring), f(loat64), c(omposite).
 _KIND = ("('n' if ({v} is not defined or {v} is none) else ('b' if {v} is boolean else "
          "('s' if {v} is string else ('f' if {v} is number else 'c'))))")
-
-#: float64 of a JSON number `{v}` (an integer past 2**53, which llama.cpp cannot add to a
-#: float, read back from its digits, as _exact_float_parts does).
-_FLOAT = ("{{%- set {f} = {v} + 0.0 -%}}"
-          "{{%- set {f} = (({v} ~ '')|float) if {f} * 0.0 != 0.0 else {f} -%}}")
 
 _define(
     "go_eq_json", "a, b, kind",
@@ -29,7 +24,7 @@ _define(
 {%- if ka == 'n' or kb == 'n' -%}{{- 'T' if ka == kb else 'F' -}}
 {%- elif ka != kb or ka == 'c' -%}{{- raise_exception('incompatible types for comparison') -}}
 {%- elif ka == 'f' -%}
-""" + _FLOAT.format(v="a", f="fa") + _FLOAT.format(v="b", f="fb") + """
+""" + AS_FLOAT64.format(v="a", f="fa") + "\n" + AS_FLOAT64.format(v="b", f="fb") + """
 {{- 'T' if fa == fb else 'F' -}}
 {%- else -%}{{- 'T' if a == b else 'F' -}}
 {%- endif -%}

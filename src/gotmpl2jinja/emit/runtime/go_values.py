@@ -5,7 +5,7 @@ May depend on: `emit.runtime.library`.
 
 from __future__ import annotations
 
-from gotmpl2jinja.emit.runtime.library import SMALL_INT, _define
+from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, SMALL_INT, _define
 
 # ---------------------------------------------------------------------------------------------
 # strings and numbers
@@ -104,8 +104,7 @@ _define(
     "(_shortest_parts).",
     """
 {%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
-{%- set f = x + 0.0 -%}
-{%- set f = ((x ~ '')|float) if f * 0.0 != 0.0 else f -%}
+""" + AS_FLOAT64.format(v="x", f="f") + """
 {%- set a = (0 - f) if x < 0 else f -%}
 {%- set sign = '-' if neg else '+' -%}
 {%- if a == 0 -%}{{- sign ~ '  0' -}}

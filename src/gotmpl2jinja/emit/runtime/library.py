@@ -251,6 +251,12 @@ def _json_value_inline(match: re.Match[str]) -> str:
 #: and within ±limit (float64 is exact below 2**53; %v switches to `1e+06` at a million).
 SMALL_INT = "{v} is integer and {v} != 0 and {v} < {limit} and {v} > 0 - {limit}"
 
+#: `{f}` = float64 of the JSON number `{v}`, as Go decoded it: `{v} + 0.0`, except for an
+#: integer past 2**53, which llama.cpp cannot add to a float: that one is read back from its
+#: digits.
+AS_FLOAT64 = ("{{%- set {f} = {v} + 0.0 -%}}\n"
+              "{{%- set {f} = (({v} ~ '')|float) if {f} * 0.0 != 0.0 else {f} -%}}")
+
 
 #: What json_parameters and json_function (which writes the parameters out) print between the
 #: parameters' `type` and `properties`: `$defs` and `items` unless null, `required` unless empty.
