@@ -6,7 +6,7 @@ step's failure is part of the verdict, never an exception of the batch — excep
 reference renderer (Go missing…), which no verdict could be meaningful without: it is raised
 (a render that runs past the timeout is the input's verdict, though the renderer restarts).
 
-May depend on: `emit`, `errors`, `ollama`, `verify`.
+May depend on: `errors`, `ollama`, `verify`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gotmpl2jinja.emit.preamble import convert_source
 from gotmpl2jinja.errors import Gotmpl2JinjaError, ReferenceRendererError
 from gotmpl2jinja.ollama.reference import RenderTimeout
 from gotmpl2jinja.ollama.source import Source
@@ -38,17 +37,14 @@ class Verdict:
     failed: str | None = None  # READ, CONVERT, VERIFY; None when every step ran
     error: BaseException | None = None
 
-    @property
-    def ok(self) -> bool:
-        return self.failed is None and self.result is not None and self.result.ok
 
-
-def run(label: str, read: Callable[[], Source], *,
-        convert: Callable[[Source], str] = convert_source, cases: int = 200,
-        exhaustive: int | None = None, seed: int = 0, engines: list[str] | None = None,
-        name: str | None = None, progress: Progress | None = None) -> Verdict:
-    """Read the input, convert it (default: the translation with the Modelfile preamble) and
-    verify the Jinja against Go (with the Modelfile rule on the Go side when there is one).
+def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str], *,
+        cases: int = 200, exhaustive: int | None = None, seed: int = 0,
+        engines: list[str] | None = None, name: str | None = None,
+        progress: Progress | None = None) -> Verdict:
+    """Read the input, convert it (`emit.preamble.convert_source` for the translation with
+    the Modelfile preamble, or the caller's own conversion) and verify the Jinja against Go
+    (with the Modelfile rule on the Go side when there is one).
 
     Reading fails with a Gotmpl2JinjaError (any other exception is a bug and propagates);
     converting and verifying may fail with anything, which the verdict keeps for the caller to
