@@ -11,42 +11,32 @@ from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, SMALL_INT, _define
 # strings and numbers
 
 _define(
-    "_json_pieces", "s, i",
-    "Internal: the inside of Go's JSON string for `s`, split on the i-th of `<` `>` `&` `'` "
-    "U+2028 U+2029 and on the rest after it: each piece through the engine's tojson, the "
-    "separators as Go writes them (`\\u003c` `\\u003e` `\\u0026` `'` `\\u2028` `\\u2029`).",
-    """
-{%- if i == 6 -%}{{- (s|tojson)[1:-1] -}}
-{%- else -%}
-{%- for st in [{'sep': ['<', '>', '&', "'", @LS@, @PS@][i],
-    'esc': ['\\\\u003c', '\\\\u003e', '\\\\u0026', "'", '\\\\u2028', '\\\\u2029'][i],
-    'next': i + 1}] -%}
-{%- for piece in s.split(st['sep']) -%}
-{{- (st['esc'] if not loop.first else '') ~ _json_pieces(piece, st['next']) -}}
-{%- endfor -%}
-{%- endfor -%}
-{%- endif -%}
-""",
-)
-
-_define(
     "json_string", "s",
     "Go json.Marshal of a string: `\"…\"` with `\\\"` `\\\\` `\\n` `\\r` `\\t` `\\b` `\\f`, other "
     "controls as `\\u00xx`, `<` `>` `&` U+2028 U+2029 as `\\u003c` `\\u003e` `\\u0026` `\\u2028` "
     "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
     # Every engine's tojson escapes `"`, `\\` and control characters as Go does (`\\n`, `\\b`,
     # `\\u0001`, measured); Go also escapes `<` `>` `&` U+2028 U+2029, and minijinja escapes `<`
-    # `>` `&` `'`: strings with one of those six are split on them (_json_pieces).
+    # `>` `&` `'`. So a string with one of those six is cut at its `'` (each piece through
+    # tojson, the `'` kept as is), and the five Go escapes are written over what tojson left
+    # (split and join: minja has no `replace`). A `<` in tojson's output is always the string's
+    # own `<`, never part of an escape, and minijinja's `\\u003c` is already Go's. Straight
+    # line, not recursion: on llama.cpp every macro call and loop pass copies the scope.
     """
 {%- if '<' not in s and '>' not in s and '&' not in s and "'" not in s and @LS@ not in s
     and @PS@ not in s -%}
 {{- s|tojson -}}
 {%- else -%}
-{#- @INNER@ -#}
-{{- '"' ~ _json_pieces(s, 0) ~ '"' -}}
+{%- set t -%}
+{%- for piece in s.split("'") -%}{{- ("'" if not loop.first else '') ~ (piece|tojson)[1:-1] -}}{%- endfor -%}
+{%- endset -%}
+{%- set t = t.split('<')|join('\\\\u003c') -%}
+{%- set t = t.split('>')|join('\\\\u003e') -%}
+{%- set t = t.split('&')|join('\\\\u0026') -%}
+{%- set t = t.split(@LS@)|join('\\\\u2028') -%}
+{{- '"' ~ t.split(@PS@)|join('\\\\u2029') ~ '"' -}}
 {%- endif -%}
 """,
-    inner=("_json_pieces",),
 )
 
 _define(
