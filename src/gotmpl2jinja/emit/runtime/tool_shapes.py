@@ -22,59 +22,51 @@ _define(
     "items, description, enum, properties, required, each omitted when empty; `type` a string "
     "for one element, an array otherwise; nested `properties` in request order, each value a "
     "property; `p` none → `{}`.",
+    # One property per call, recursively (anyOf, properties). minja runs a macro in its
+    # caller's scope, so a recursive call overwrites the caller's variables: everything read
+    # after one comes from the loop variable `q`, and the fields are written into a block
+    # (assigned only when it ends), each after a comma, the first comma cut off. Few
+    # variables, one name reused: on llama.cpp every call and loop pass copies the scope.
     """
 {%- set p = p if p is defined and p is mapping else {} -%}
-{%- set anyof = p.get('anyOf') -%}{%- set t = p.get('type') -%}{%- set items = p.get('items') -%}
-{%- set desc = p.get('description') -%}{%- set enum = p.get('enum') -%}
-{%- set props = p.get('properties') -%}{%- set req = p.get('required') -%}
-{%- set types = [t] if t is string else (t if t is not none else []) -%}
-{%- for st in [{'anyof': anyof, 'types': types, 'item': items, 'desc': desc, 'enum': enum,
-    'props': props, 'req': req,
-    'has_anyof': anyof is not none and anyof|length > 0, 'has_type': types|length > 0,
-    'has_items': items is not none, 'has_desc': desc is not none and desc != '',
-    'has_enum': enum is not none and enum|length > 0, 'has_props': props is not none,
-    'has_req': req is not none and req|length > 0}] -%}
-{{- '{' -}}
-{%- if st['has_anyof'] -%}
-{{- '"anyOf":[' -}}
-{%- for a in st['anyof'] -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{%- for q in [p] -%}
+{%- set body -%}
+{%- set v = q.get('anyOf') -%}
+{%- if v is not none and v|length > 0 -%}
+{{- ',"anyOf":[' -}}
+{%- for a in v -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
-{%- if st['has_type'] -%}
-{{- (',' if st['has_anyof'] else '') ~ '"type":' -}}
-{%- if st['types']|length == 1 -%}{{- json_string(st['types'][0]) -}}
-{%- else -%}
-{{- '[' -}}
-{%- for x in st['types'] -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
+{%- set v = q.get('type') -%}
+{%- set v = [v] if v is string else (v if v is not none else []) -%}
+{%- if v|length == 1 -%}{{- ',"type":' ~ json_string(v[0]) -}}
+{%- elif v|length > 1 -%}
+{{- ',"type":[' -}}
+{%- for x in v -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
-{%- endif -%}
-{%- if st['has_items'] -%}
-{{- (',' if st['has_anyof'] or st['has_type'] else '') ~ '"items":' ~ json_value(st['item']) -}}
-{%- endif -%}
-{%- if st['has_desc'] -%}
-{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] else '') ~ '"description":'
-    ~ json_string(st['desc']) -}}
-{%- endif -%}
-{%- if st['has_enum'] -%}
-{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc'] else '')
-    ~ '"enum":' ~ json_value(st['enum']) -}}
-{%- endif -%}
-{%- if st['has_props'] -%}
-{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc']
-    or st['has_enum'] else '') ~ '"properties":{' -}}
-{%- for k, x in st['props']|items -%}
+{%- set v = q.get('items') -%}
+{%- if v is not none -%}{{- ',"items":' ~ json_value(v) -}}{%- endif -%}
+{%- set v = q.get('description') -%}
+{%- if v is not none and v != '' -%}{{- ',"description":' ~ json_string(v) -}}{%- endif -%}
+{%- set v = q.get('enum') -%}
+{%- if v is not none and v|length > 0 -%}{{- ',"enum":' ~ json_value(v) -}}{%- endif -%}
+{%- set v = q.get('properties') -%}
+{%- if v is not none -%}
+{{- ',"properties":{' -}}
+{%- for k, x in v|items -%}
 {{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
-{%- if st['has_req'] -%}
-{{- (',' if st['has_anyof'] or st['has_type'] or st['has_items'] or st['has_desc'] or st['has_enum']
-    or st['has_props'] else '') ~ '"required":[' -}}
-{%- for r in st['req'] -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{%- set v = q.get('required') -%}
+{%- if v is not none and v|length > 0 -%}
+{{- ',"required":[' -}}
+{%- for r in v -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
-{{- '}' -}}
+{%- endset -%}
+{{- '{' ~ body[1:] ~ '}' -}}
 {%- endfor -%}
 """,
     ("json_string", "json_value"),
