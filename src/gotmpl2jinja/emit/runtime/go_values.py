@@ -28,7 +28,9 @@ _define(
 {{- s|tojson -}}
 {%- else -%}
 {%- set t -%}
-{%- for piece in s.split("'") -%}{{- ("'" if not loop.first else '') ~ (piece|tojson)[1:-1] -}}{%- endfor -%}
+{%- for piece in s.split("'") -%}
+{{- ("'" if not loop.first else '') ~ (piece|tojson)[1:-1] -}}
+{%- endfor -%}
 {%- endset -%}
 {%- set t = t.split('<')|join('\\\\u003c') -%}
 {%- set t = t.split('>')|join('\\\\u003e') -%}
