@@ -97,8 +97,37 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "engine prints shortest float digits": (
         "{{ ((0.30000000000000004 ~ '')|length) > 12 }}", {},
         everywhere("True", hfjinja="true", llamacpp="False", minja="False")),
+    "a float halfway between two shortest candidates (Go takes the even one)": (
+        "{{ 1500904153225761.25 ~ '' }}", {},
+        everywhere("1500904153225761.2", minijinja="1500904153225761.3",
+                   minijinja_trim="1500904153225761.3", llamacpp="1500904153225761.25",
+                   minja="1500904153225761.250000")),
     "float concatenated": (
         "{{ 0.1 ~ '' }}", {}, everywhere("0.1", minja="0.100000")),
+    # --- how _exact_float_parts reads llama.cpp's digits and computes the rest -----------------
+    "float as a string (the `%.6g` probe: `0.5|string` is `0.5`)": (
+        "{{ 1234567.0|string }}|{{ 0.00000015|string }}|{{ (0.5|string) == '0.5' }}", {},
+        everywhere("1234567.0|1.5e-07|True", hfjinja="1234567.0|1.5e-7|true",
+                   minijinja="1234567.0|0.00000015|True",
+                   minijinja_trim="1234567.0|0.00000015|True",
+                   llamacpp="1.23457e+06|1.5e-07|True", minja="1234567.000000|0.000000|False")),
+    "string to float reads every digit, correctly rounded": (
+        "{{ ('0.30000000000000004'|float) == 0.30000000000000004 }}"
+        "|{{ ('1.23457e+06'|float) == 1234570.0 }}", {},
+        everywhere("True|True", hfjinja="true|true", minja=ERROR)),
+    "a conditional expression evaluates only the branch it takes": (
+        "{{ ('1'|float) if false else 'lazy' }}", {}, everywhere("lazy")),
+    "float arithmetic is binary64, rounded to nearest (Dekker's exact product)": (
+        "{%- set b = 100000000000.0 -%}{%- set p = a * b -%}{%- set c = a * 134217729.0 -%}"
+        "{%- set ah = c - (c - a) -%}{%- set al = a - ah -%}{%- set c = b * 134217729.0 -%}"
+        "{%- set bh = c - (c - b) -%}{%- set bl = b - bh -%}"
+        "{%- set lo = ((ah * bh - p) + ah * bl + al * bh) + al * bl -%}"
+        "{{ lo * 4194304.0 == 0 - 2409677.0 }}|{{ ((p - 16)|int)|string }}",
+        {"a": 214147.74465493287},
+        everywhere("True|21414774465493272", hfjinja="true|21414774465493270")),
+    "string to int reads at most 31 bits": (
+        "{{ '2147483648'|int }}|{{ '9999999'|int }}", {},
+        everywhere("2147483648|9999999", llamacpp="0|9999999")),
     # --- how Go's byte and rune counts are computed (runtime.go_len, go_runes) -------------
     "what |length counts (the STRING_UNIT probe)": (
         "{{ '\U0001F600'|length }}", {}, everywhere("1", hfjinja="2", llamacpp="4", minja="4")),

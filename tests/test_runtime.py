@@ -10,7 +10,9 @@ minijinja with trim/lstrip off and on) and must match byte for byte.
 from __future__ import annotations
 
 import json
+import math
 import os
+import random
 import re
 import subprocess
 from collections.abc import Callable, Iterator
@@ -272,6 +274,35 @@ def test_json_string_escapes_every_ascii_character_like_go(
 def test_special_numbers_match_go(engines: list[Engine], go_values: GoValues) -> None:
     values = SPECIAL_NUMBERS + [-x for x in SPECIAL_NUMBERS]
     _assert_values_match(engines, go_values, NUMBER_TEMPLATE, values)
+
+
+def _floats_with_long_digits(count: int) -> list[float]:
+    """Non-integral floats from 1e-5 to 2**53, where the C++ engines take _scaled_parts: 16 and
+    17 digits, every length below, powers of two (the lower gap halved) and their neighbours,
+    neighbours of powers of ten, and decimals halfway between two 16-digit ones."""
+    rng = random.Random(20261202)
+    values: list[float] = []
+    while len(values) < count:
+        kind = len(values) % 6
+        if kind == 0:
+            v = rng.uniform(-1e6, 1e6)
+        elif kind == 1:
+            v = float(f"{rng.randint(1, 10**rng.randint(1, 17))}e{rng.randint(-22, -1)}")
+        elif kind == 2:
+            v = (rng.getrandbits(52) | 1 << 52) * 2.0 ** rng.randint(-69, 0)
+        elif kind == 3:
+            v = math.nextafter(2.0 ** rng.randint(-16, 52), rng.choice((0.0, math.inf)))
+        elif kind == 4:
+            v = math.nextafter(10.0 ** rng.randint(-4, 15), rng.choice((0.0, math.inf)))
+        else:
+            v = float(f"{rng.randint(10**15, 10**16 - 1)}5e{rng.randint(-21, -2)}")
+        if 1e-5 <= abs(v) < 2**53 and v != int(v):
+            values.append(v)
+    return values
+
+
+def test_long_float_digits_match_go(engines: list[Engine], go_values: GoValues) -> None:
+    _assert_values_match(engines, go_values, NUMBER_TEMPLATE, _floats_with_long_digits(240))
 
 
 @settings(max_examples=60)

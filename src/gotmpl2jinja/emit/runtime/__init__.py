@@ -20,9 +20,11 @@ How the macros stay portable (see docs/jinja-portability.md §3):
 - Strings are escaped by a `.replace` chain (no `tojson`); control characters are written as
   `\\u00XX` escapes inside Jinja string literals, which jinja2, @huggingface/jinja and minijinja
   all decode.
-- Numbers: the engine's own float-to-string (`x|float|string`) always carries the shortest
-  round-trip digits (Python `repr`, JavaScript `String`, Rust `Display`), only the layout differs
-  (`1e-07`, `1e-7`, `0.0000001`). `_go_decimal` extracts digits and decimal point from any of
+- Numbers: where the engine's own float-to-string (`x|float|string`) carries Go's shortest
+  round-trip digits (Python `repr`, JavaScript `String`; a probe, NATIVE_SHORTEST, asks), only
+  the layout differs (`1e-07`, `1e-7`). Rust's `Display` (minijinja) is shortest too but breaks
+  a tie between two nearest candidates upward, so minijinja takes the exact path with the C++
+  engines (`_exact_float_parts`). `_go_decimal` extracts digits and decimal point from any of
   those layouts; `_go_float` lays them out as Go does. @huggingface/jinja prints an integral
   float with `toFixed(1)`, which gives the *exact* decimal (not the shortest) from 2**53 up;
   `_go_float_parts` then also reads `x|float|int|string` and keeps the shorter digit string.

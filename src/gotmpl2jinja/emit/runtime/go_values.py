@@ -88,12 +88,17 @@ _define(
     "_exact_float_parts", "x",
     "Internal: `SIGN SIG POINT` of float64(x) by exact float arithmetic, for engines that do not "
     "print shortest digits (an integer past 2**53, which llama.cpp cannot add to a float, "
-    "is read back from its digits): an integer below 2**53 is its own digits; otherwise the "
-    "shortest digit string N (N < 2**53) with N / 10**k == |x| (k = 1..22) or N * 10**k == |x| "
-    "is the one Go prints (a single correctly rounded operation on exact operands is exactly the "
-    "decoder's rounding, and at most one such N exists per k); any other number (17 "
-    "significant digits, below 1e-22, above 2**53 * 1e22) by exact decimal arithmetic "
-    "(_shortest_parts).",
+    "is read back from its digits). An integer below 2**53 is its own digits. Where the "
+    "engine's `|float` reads every digit (llama.cpp: `%.6g` and strtod, minijinja: Rust's "
+    "shortest and parse; `0.5|string` is `0.5` on both, while minja, which has no `|float`, "
+    "prints `0.500000` and never evaluates it), a normal number whose `|string` reads back "
+    "as itself with at most 15 digits has Go's digits (an interval of one ulp holds at most "
+    "one decimal of up to 15 digits; ties between two nearest need 16). From 1e-5 to 2**53: "
+    "_scaled_parts. Otherwise the shortest digit string N (N < 2**53) with N / 10**k == |x| "
+    "(k = 1..22) or N * 10**k == |x| is the one Go prints (a single correctly rounded "
+    "operation on exact operands is exactly the decoder's rounding, and at most one such N "
+    "exists per k); any other number (below 1e-22, above 2**53 * 1e22) by exact decimal "
+    "arithmetic (_shortest_parts).",
     """
 {%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
 """ + AS_FLOAT64.format(v="x", f="f") + """
@@ -101,6 +106,14 @@ _define(
 {%- set sign = '-' if neg else '+' -%}
 {%- if a == 0 -%}{{- sign ~ '  0' -}}
 {%- elif a < @SAFE@ and a == a|int -%}{{- sign ~ ' ' ~ _go_decimal((a|int) ~ '') -}}
+{%- else -%}
+{%- set quick = _go_decimal(a|string) if a >= 0.000001
+    and ((((a|string)|float) == a) if (0.5|string) == '0.5' else false) else ' ' -%}
+{%- set quick = quick.split(' ') -%}
+{%- set scaled = '' if quick[0] != '' and quick[0]|length <= 15
+    else (_scaled_parts(a) if a >= 0.00001 and a < @SAFE@ else '') -%}
+{%- if quick[0] != '' and quick[0]|length <= 15 -%}{{- sign ~ ' ' ~ quick[0] ~ ' ' ~ quick[1] -}}
+{%- elif scaled != '' -%}{{- sign ~ ' ' ~ scaled -}}
 {%- else -%}
 {%- set pow = @POW10@ -%}
 {%- set ns = namespace(digits='', k=0, many=false) -%}
@@ -131,8 +144,80 @@ _define(
 {{- sign ~ ' ' ~ d[0] ~ ' ' ~ ((d[1]|int) + ns.k) -}}
 {%- endif -%}
 {%- endif -%}
+{%- endif -%}
 """,
-    ("_go_decimal", "_shortest_parts"),
+    ("_go_decimal", "_scaled_parts", "_shortest_parts"),
+)
+
+_define(
+    "_scaled_parts", "a",
+    "Internal: `SIG POINT` of Go's shortest digits of float64 a, 1e-5 <= a < 2**53, not an "
+    "integer; empty where this cannot tell. With k = 16 - (a's decimal exponent), a * 10**k "
+    "= hi + lo exactly (Dekker's product of Veltkamp halves; for k <= 21 every partial "
+    "result below is a float64), so the 17 digits of N = floor(a * 10**k) (those of "
+    "hi - 16, an integer and a float64, plus floor(lo + 16) <= 24, in strings: llama.cpp "
+    "adds integers as floats and reads at most 31 bits from a string) and the fraction are "
+    "exact, and so is the distance "
+    "to the halfway points, ulp(a) * 10**k / 2 <= 11.2 (a's binary exponent by doubling). So "
+    "N cut to 15 digits or fewer, rounded down, is inside the interval (inclusive when the "
+    "mantissa is even, its lower half halved at a power of two) iff its cut digits are "
+    "zeros but the last two and those are close enough; rounded up, iff they are nines; "
+    "then 16 digits, then 17. The shortest inside wins, the nearer where both are (a tie to "
+    "even): Go's rule, on float64 arithmetic that llama.cpp and minja do alike.",
+    """
+{%- set k = (17 - (a|int|string)|length) if a >= 1 else (17 if a >= 0.1 else (18 if a >= 0.01
+    else (19 if a >= 0.001 else (20 if a >= 0.0001 else 21)))) -%}
+{%- set b = @POW10@[k] -%}
+{%- set hi = a * b -%}
+{%- if hi < 10000000000000000 or hi >= 100000000000000000 -%}{{- '' -}}
+{%- else -%}
+{%- set c = a * 134217729.0 -%}{%- set ah = c - (c - a) -%}{%- set al = a - ah -%}
+{%- set c = b * 134217729.0 -%}{%- set bh = c - (c - b) -%}{%- set bl = b - bh -%}
+{%- set lo = ((ah * bh - hi) + ah * bl + al * bh) + al * bl -%}
+{%- set f = (lo + 16)|int -%}
+{%- set frac = (lo + 16) - f -%}
+{%- set s = ((hi - 16)|int)|string -%}
+{%- set t = (s[-7:]|int) + f -%}
+{%- set n = ((_big_mul_add(s[:-7], 1, 1) if t >= 10000000 else s[:-7])
+    ~ ('000000' ~ (t - (10000000 if t >= 10000000 else 0)))[-7:]) -%}
+{%- set ns = namespace(t=a, f=1.0) -%}
+{%- for q in [18446744073709551616.0, 4294967296.0, 65536.0, 256.0, 16.0, 4.0, 2.0] -%}
+{%- if ns.t * q < @SAFE@ -%}{%- set ns.t = ns.t * q -%}{%- set ns.f = ns.f * q -%}{%- endif -%}
+{%- endfor -%}
+{%- set h = b / (2.0 * ns.f) -%}
+{%- set below = ((h / 2) if ns.t == 4503599627370496 else h) - frac -%}
+{%- set above = h + frac -%}
+{%- set even = (ns.t|int) % 2 == 0 -%}
+{%- set zeros = n[:15].replace('0', ' ').rstrip()|length -%}
+{%- set nines = n[:15].replace('9', ' ').rstrip()|length -%}
+{%- set out = namespace(digits='', q=0) -%}
+{%- for p in ([15, 16, 17] if n|length == 17 else []) -%}
+{%- if out.digits == '' -%}
+{%- set m = 100 if p == 15 else (10 if p == 16 else 1) -%}
+{%- set r = (n[p:]|int) if p < 17 else 0 -%}
+{%- set down = r < below or (even and r == below) -%}
+{%- set up = m - r < above or (even and m - r == above) -%}
+{%- set qd = (zeros if zeros > 0 else 1) if p == 15 else p -%}
+{%- set qu = (nines if nines > 0 else 1) if p == 15 else p -%}
+{%- if down and up and qd == qu -%}
+{%- set up = 2 * frac > m - 2 * r or (2 * frac == m - 2 * r and (n[p - 1:p]|int) % 2 == 1) -%}
+{%- elif down and up -%}{%- set up = qu < qd -%}
+{%- endif -%}
+{%- if down or up -%}
+{%- set out.q = qu if up else qd -%}
+{%- set out.digits = _big_mul_add(n[:out.q], 1, 1) if up else n[:out.q] -%}
+{%- endif -%}
+{%- endif -%}
+{%- endfor -%}
+{%- if out.digits == '' -%}{{- '' -}}
+{%- else -%}
+{%- set d = _go_decimal(out.digits) -%}
+{%- set d = d.split(' ') -%}
+{{- d[0] ~ ' ' ~ ((d[1]|int) + 17 - out.q - k) -}}
+{%- endif -%}
+{%- endif -%}
+""",
+    ("_big_mul_add", "_go_decimal"),
 )
 
 _define(

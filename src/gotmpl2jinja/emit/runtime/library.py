@@ -104,9 +104,12 @@ def _m(name: str, params: str, body: str) -> str:
         f"{{%- macro {name}({params}) -%}}\n{body.strip()}\n{{%- endmacro -%}}")
 
 
-#: The probe of "does this engine print floats with their shortest round-trip digits" (Python
-#: repr, JavaScript String, Rust Display do; llama.cpp's and minja's fixed six decimals do not).
-NATIVE_SHORTEST = "((0.30000000000000004 ~ '')|length) > 12"
+#: The probe of "does this engine print floats with Go's shortest round-trip digits": Python
+#: repr and JavaScript String do; llama.cpp's and minja's six digits or decimals do not, and
+#: neither does Rust's Display (minijinja) where two shortest candidates are equally near: the
+#: float 1500904153225761.25 is `…761.2` in Go (the even one) and `…761.3` there.
+NATIVE_SHORTEST = ("(((0.30000000000000004 ~ '')|length) > 12"
+                   " and (1500904153225761.25 ~ '') == '1500904153225761.2')")
 
 #: 10**k as float literals without an exponent (llama.cpp and @huggingface/jinja parse no `1e22`),
 #: k = 0..22: every one exact in a float64.
