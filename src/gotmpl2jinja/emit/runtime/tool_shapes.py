@@ -26,43 +26,46 @@ _define(
     # caller's scope, so a recursive call overwrites the caller's variables: everything read
     # after one comes from the loop variable `q`, and the fields are written into a block
     # (assigned only when it ends), each after a comma, the first comma cut off. Few
-    # variables, one name reused: on llama.cpp every call and loop pass copies the scope.
+    # variables, one name reused: on llama.cpp every call and loop pass copies the scope, and
+    # every name read copies a table of built-ins, so a field is tested by one `in` (its value
+    # is never null but for free JSON: conversation.validate) and read only when present.
     """
 {%- set p = p if p is defined and p is mapping else {} -%}
 {%- for q in [p] -%}
 {%- set body -%}
-{%- set v = q.get('anyOf') -%}
-{%- if v is not none and v|length > 0 -%}
+{%- if 'anyOf' in q and q['anyOf']|length > 0 -%}
 {{- ',"anyOf":[' -}}
-{%- for a in v -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{%- for a in q['anyOf'] -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
-{%- set v = q.get('type') -%}
-{%- set v = [v] if v is string else (v if v is not none else []) -%}
-{%- if v|length == 1 -%}{{- ',"type":' ~ json_string(v[0]) -}}
+{%- if 'type' in q -%}
+{%- set v = q['type'] -%}
+{%- if v is string -%}{{- ',"type":' ~ json_string(v) -}}
+{%- elif v|length == 1 -%}{%- set v = v[0] -%}{{- ',"type":' ~ json_string(v) -}}
 {%- elif v|length > 1 -%}
 {{- ',"type":[' -}}
 {%- for x in v -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
+{%- endif -%}
 {%- set v = q.get('items') -%}
 {%- if v is not none -%}{{- ',"items":' ~ json_value(v) -}}{%- endif -%}
-{%- set v = q.get('description') -%}
-{%- if v is not none and v != '' -%}{{- ',"description":' ~ json_string(v) -}}{%- endif -%}
-{%- set v = q.get('enum') -%}
-{%- if v is not none and v|length > 0 -%}{{- ',"enum":' ~ json_value(v) -}}{%- endif -%}
-{%- set v = q.get('properties') -%}
-{%- if v is not none -%}
+{%- if 'description' in q and q['description'] != '' -%}
+{%- set v = q['description'] -%}{{- ',"description":' ~ json_string(v) -}}
+{%- endif -%}
+{%- if 'enum' in q and q['enum']|length > 0 -%}
+{%- set v = q['enum'] -%}{{- ',"enum":' ~ json_value(v) -}}
+{%- endif -%}
+{%- if 'properties' in q -%}
 {{- ',"properties":{' -}}
-{%- for k, x in v|items -%}
+{%- for k, x in q['properties']|items -%}
 {{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
-{%- set v = q.get('required') -%}
-{%- if v is not none and v|length > 0 -%}
+{%- if 'required' in q and q['required']|length > 0 -%}
 {{- ',"required":[' -}}
-{%- for r in v -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{%- for r in q['required'] -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- endset -%}
