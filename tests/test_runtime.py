@@ -479,6 +479,15 @@ def _assert_like_ollama(engines: list[Engine], go_template: str, jinja_template:
                                                          "a": {"type": "array",
                                                                "items": {"type": "number"}}}},
            }}}}])
+@example([  # a tool whose strings all print as tojson (_PLAIN), then one `'`, U+2028, `&` each
+    {"type": "function", "function": {"name": "search", "description": "Search the web",
+     "parameters": {"type": "object", "required": ["q"], "properties": {
+         "q": {"type": "string", "description": "what"}, "n": {"type": "integer"},
+         "lang": {"type": "string", "enum": ["en", "de"]},
+         "site": {"type": "object", "properties": {"host": {"type": ["string"]}}}}}}},
+    {"type": "function", "function": {"name": "it's", "description": "a\u2028b",
+     "parameters": {"type": "object", "properties": {
+         "x": {"type": "string", "description": "x & y"}, "y": {"type": "string"}}}}}])
 @example([{"items": None, "function": {"parameters": {
     "$defs": None, "items": None, "required": [], "properties": {
         "e": {"enum": [None, {"b": None}], "items": None, "type": [], "required": [],

@@ -273,6 +273,16 @@ _PARAMETER_FIELDS = """
 {%- endif -%}"""
 
 
+#: `@PLAIN(t)@`: true when the JSON text t (a value through the engine's `tojson`) holds no
+#: character whose Go escape differs from tojson's: none of `<` `>` `&` `'` U+2028 U+2029, and
+#: no `\u00` (minijinja writes those four as `\u003c`…; a control character or a literal
+#: backslash-u00 only takes the slow path). Then every string inside prints as its `tojson`
+#: (`@STR(x)@`): one test for a whole tool instead of six for each of its strings.
+_PLAIN = ("('<' not in {t} and '>' not in {t} and '&' not in {t} and \"'\" not in {t}"
+          " and @LS@ not in {t} and @PS@ not in {t} and '\\\\u00' not in {t})")
+_STR = "({x}|tojson if plain else json_string({x}))"
+
+
 #: Where a macro's body defines its inner helpers (see `_define`).
 _INNER = "{#- @INNER@ -#}"
 _INNERS: dict[str, tuple[str, ...]] = {}
@@ -302,6 +312,8 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     calls that use it (all six engines define and call nested macros alike: a probe in
     tests/test_portability.py)."""
     body = body.replace("@PARAMETER_FIELDS@", _PARAMETER_FIELDS)
+    body = re.sub(r"@PLAIN\((\w+)\)@", lambda m: _PLAIN.format(t=m.group(1)), body)
+    body = re.sub(r"@STR\((\w+)\)@", lambda m: _STR.format(x=m.group(1)), body)
     body = _JSON_VALUE_OF_NAME.sub(_json_value_inline, body)
     body = _JSON_STRING_OF_NAME.sub(_json_string_inline, body)
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))

@@ -17,11 +17,11 @@ from gotmpl2jinja.emit.runtime.library import _define
 # instead of decoding keys as Go's case-insensitive, null-skipping json.Unmarshal would.
 
 _define(
-    "json_property", "p",
+    "json_property", "p, plain=false",
     "Go json of an api.ToolProperty decoded from the request object `p`: keys anyOf, type, "
     "items, description, enum, properties, required, each omitted when empty; `type` a string "
     "for one element, an array otherwise; nested `properties` in request order, each value a "
-    "property; `p` none → `{}`.",
+    "property; `p` none → `{}`. `plain`: no string inside needs more than tojson (_PLAIN).",
     # One property per call, recursively (anyOf, properties). minja runs a macro in its
     # caller's scope, so a recursive call overwrites the caller's variables: everything read
     # after one comes from the loop variable `q`, and the fields are written into a block
@@ -35,23 +35,25 @@ _define(
 {%- set body -%}
 {%- if 'anyOf' in q and q['anyOf']|length > 0 -%}
 {{- ',"anyOf":[' -}}
-{%- for a in q['anyOf'] -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{%- for a in q['anyOf'] -%}
+{{- (',' if not loop.first else '') ~ json_property(a, plain) -}}
+{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- if 'type' in q -%}
 {%- set v = q['type'] -%}
-{%- if v is string -%}{{- ',"type":' ~ json_string(v) -}}
-{%- elif v|length == 1 -%}{%- set v = v[0] -%}{{- ',"type":' ~ json_string(v) -}}
+{%- if v is string -%}{{- ',"type":' ~ @STR(v)@ -}}
+{%- elif v|length == 1 -%}{%- set v = v[0] -%}{{- ',"type":' ~ @STR(v)@ -}}
 {%- elif v|length > 1 -%}
 {{- ',"type":[' -}}
-{%- for x in v -%}{{- (',' if not loop.first else '') ~ json_string(x) -}}{%- endfor -%}
+{%- for x in v -%}{{- (',' if not loop.first else '') ~ @STR(x)@ -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- endif -%}
 {%- set v = q.get('items') -%}
 {%- if v is not none -%}{{- ',"items":' ~ json_value(v) -}}{%- endif -%}
 {%- if 'description' in q and q['description'] != '' -%}
-{%- set v = q['description'] -%}{{- ',"description":' ~ json_string(v) -}}
+{%- set v = q['description'] -%}{{- ',"description":' ~ @STR(v)@ -}}
 {%- endif -%}
 {%- if 'enum' in q and q['enum']|length > 0 -%}
 {%- set v = q['enum'] -%}{{- ',"enum":' ~ json_value(v) -}}
@@ -59,13 +61,13 @@ _define(
 {%- if 'properties' in q -%}
 {{- ',"properties":{' -}}
 {%- for k, x in q['properties']|items -%}
-{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' ~ json_property(x) -}}
+{{- (',' if not loop.first else '') ~ @STR(k)@ ~ ':' ~ json_property(x, plain) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
 {%- if 'required' in q and q['required']|length > 0 -%}
 {{- ',"required":[' -}}
-{%- for r in q['required'] -%}{{- (',' if not loop.first else '') ~ json_string(r) -}}{%- endfor -%}
+{%- for r in q['required'] -%}{{- (',' if not loop.first else '') ~ @STR(r)@ -}}{%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 {%- endset -%}
@@ -127,27 +129,29 @@ _define(
     "\"parameters\":…}`; description always present (no omitempty since Ollama v0.14).",
     # json_parameters and json_properties written out here, and a property of only `type` (a
     # string) and `description` (most of them) too: on llama.cpp every macro call copies every
-    # variable in scope, and this runs once per tool on every request.
+    # variable in scope, and this runs once per tool on every request. One test of the whole
+    # tool's tojson (_PLAIN) spares six for each string where none needs Go's own escapes.
     """
+{%- set all = fn|tojson -%}{%- set plain = @PLAIN(all)@ -%}
 {%- set name = fn.get('name', '') -%}{%- set desc = fn.get('description', '') -%}
 {%- set p = fn.get('parameters') -%}
 {%- set p = p if p is defined and p is mapping else {} -%}
 {%- set type = p.get('type', '') -%}{%- set defs = p.get('$defs') -%}
 {%- set items = p.get('items') -%}{%- set req = p.get('required') -%}
 {%- set props = p.get('properties') -%}
-{{- '{"name":' ~ json_string(name) ~ ',"description":' ~ json_string(desc)
-    ~ ',"parameters":{"type":' ~ json_string(type) -}}
+{{- '{"name":' ~ @STR(name)@ ~ ',"description":' ~ @STR(desc)@
+    ~ ',"parameters":{"type":' ~ @STR(type)@ -}}
 @PARAMETER_FIELDS@
 {%- if props is none -%}{{- ',"properties":null}}' -}}
 {%- else -%}
 {{- ',"properties":{' -}}
 {%- for k, x in @SORTED(props)@ -%}
-{{- (',' if not loop.first else '') ~ json_string(k) ~ ':' -}}
+{{- (',' if not loop.first else '') ~ @STR(k)@ ~ ':' -}}
 {%- if x is mapping and 'type' in x and x['type'] is string
     and (x|length == 1 or (x|length == 2 and 'description' in x)) -%}
 {%- set t = x['type'] -%}{%- set d = x['description'] if x|length == 2 else '' -%}
-{{- '{"type":' ~ json_string(t) ~ (',"description":' ~ json_string(d) if d != '' else '') ~ '}' -}}
-{%- else -%}{{- json_property(x) -}}
+{{- '{"type":' ~ @STR(t)@ ~ (',"description":' ~ @STR(d)@ if d != '' else '') ~ '}' -}}
+{%- else -%}{{- json_property(x, plain) -}}
 {%- endif -%}
 {%- endfor -%}
 {{- '}}}' -}}
