@@ -270,6 +270,11 @@ def not_utf8(text: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in text)
 
 
+def address_raised(go: Outcome, jinja: Outcome) -> bool:
+    """The template raised the contract's ADDRESS failure where Go rendered."""
+    return not go.failed and jinja.raised and ADDRESS in (jinja.error or "")
+
+
 def agree(go: Outcome, jinja: Outcome) -> bool:
     """Equal bytes, or Go failing exactly where the template raises. For a request Ollama
     refuses, Go's side is its lenient rendering (unchecked when there is none)."""
@@ -278,9 +283,9 @@ def agree(go: Outcome, jinja: Outcome) -> bool:
     if go.output is not None and not_utf8(go.output):
         # no Jinja string can hold those bytes: the contract asks for this failure instead
         return jinja.raised and NOT_UTF8 in (jinja.error or "")
-    if not go.failed and jinja.raised and ADDRESS in (jinja.error or ""):
+    if address_raised(go, jinja):
         # a memory address changes from run to run: the contract asks for this failure where
-        # Go prints one (and only there)
+        # Go prints one (and only there; a part of one: _Checker.address_dependent)
         return go.output is not None and _ADDRESS.search(go.output) is not None
     if go.failed or jinja.failed:
         return go.failed and jinja.raised
