@@ -107,13 +107,14 @@ _define(
 {%- if a == 0 -%}{{- sign ~ '  0' -}}
 {%- elif a < @SAFE@ and a == a|int -%}{{- sign ~ ' ' ~ _go_decimal((a|int) ~ '') -}}
 {%- else -%}
-{%- set quick = _go_decimal(a|string) if a >= 0.000001
-    and ((((a|string)|float) == a) if (0.5|string) == '0.5' else false) else ' ' -%}
+{%- set s = a|string -%}
+{%- set quick = _go_decimal(s) if a >= 0.000001
+    and (((s|float) == a) if (0.5|string) == '0.5' else false) else ' ' -%}
 {%- set quick = quick.split(' ') -%}
-{%- set scaled = '' if quick[0] != '' and quick[0]|length <= 15
-    else (_scaled_parts(a) if a >= 0.00001 and a < @SAFE@ else '') -%}
 {%- if quick[0] != '' and quick[0]|length <= 15 -%}{{- sign ~ ' ' ~ quick[0] ~ ' ' ~ quick[1] -}}
-{%- elif scaled != '' -%}{{- sign ~ ' ' ~ scaled -}}
+{%- else -%}
+{%- set scaled = _scaled_parts(a) if a >= 0.00001 and a < @SAFE@ else '' -%}
+{%- if scaled != '' -%}{{- sign ~ ' ' ~ scaled -}}
 {%- else -%}
 {%- set pow = @POW10@ -%}
 {%- set ns = namespace(digits='', k=0, many=false) -%}
@@ -142,6 +143,7 @@ _define(
 {%- set d = _go_decimal(ns.digits) -%}
 {%- set d = d.split(' ') -%}
 {{- sign ~ ' ' ~ d[0] ~ ' ' ~ ((d[1]|int) + ns.k) -}}
+{%- endif -%}
 {%- endif -%}
 {%- endif -%}
 {%- endif -%}
@@ -197,7 +199,7 @@ _define(
 {%- set r = (n[p:]|int) if p < 17 else 0 -%}
 {%- set down = r < below or (even and r == below) -%}
 {%- set up = m - r < above or (even and m - r == above) -%}
-{%- set qd = (zeros if zeros > 0 else 1) if p == 15 else p -%}
+{%- set qd = zeros if p == 15 else p -%}
 {%- set qu = (nines if nines > 0 else 1) if p == 15 else p -%}
 {%- if down and up and qd == qu -%}
 {%- set up = 2 * frac > m - 2 * r or (2 * frac == m - 2 * r and (n[p - 1:p]|int) % 2 == 1) -%}

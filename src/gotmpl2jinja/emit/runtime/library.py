@@ -227,13 +227,18 @@ def _subscript(match: re.Match[str]) -> str:
 _JSON_STRING_OF_NAME = re.compile(r"\bjson_string\(([A-Za-z_]\w*)\)")
 
 
+#: String `{s}` holds none of the six characters Go and the engines escape differently, so its
+#: Go JSON is the engine's tojson.
+_TOJSON_IS_GO = ("'<' not in {s} and '>' not in {s} and '&' not in {s} and \"'\" not in {s}"
+                 " and @LS@ not in {s} and @PS@ not in {s}")
+
+
 def _json_string_inline(match: re.Match[str]) -> str:
     """`json_string(s)` with its common case in line: a string without one of the six
     characters Go and the engines escape differently is the engine's tojson (a macro call
     costs more than the six tests on jinja2)."""
     s = match.group(1)
-    return (f"({s}|tojson if '<' not in {s} and '>' not in {s} and '&' not in {s} and \"'\" not in"
-            f" {s} and @LS@ not in {s} and @PS@ not in {s} else json_string({s}))")
+    return f"({s}|tojson if {_TOJSON_IS_GO.format(s=s)} else json_string({s}))"
 
 
 #: `json_value(name)` of a variable that is often a string or a small integer (an element of a
@@ -278,9 +283,8 @@ _PARAMETER_FIELDS = """
 #: no `\u00` (minijinja writes those four as `\u003c`…; a control character or a literal
 #: backslash-u00 only takes the slow path). Then every string inside prints as its `tojson`
 #: (`@STR(x)@`): one test for a whole tool instead of six for each of its strings.
-_PLAIN = ("('<' not in {t} and '>' not in {t} and '&' not in {t} and \"'\" not in {t}"
-          " and @LS@ not in {t} and @PS@ not in {t} and '\\\\u00' not in {t})")
-_STR = "({x}|tojson if plain else json_string({x}))"
+_PLAIN = "(" + _TOJSON_IS_GO + " and '\\\\u00' not in {s})"
+_STR = "({s}|tojson if plain or " + _TOJSON_IS_GO + " else json_string({s}))"
 
 
 #: Where a macro's body defines its inner helpers (see `_define`).
@@ -312,10 +316,10 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     calls that use it (all six engines define and call nested macros alike: a probe in
     tests/test_portability.py)."""
     body = body.replace("@PARAMETER_FIELDS@", _PARAMETER_FIELDS)
-    body = re.sub(r"@PLAIN\((\w+)\)@", lambda m: _PLAIN.format(t=m.group(1)), body)
-    body = re.sub(r"@STR\((\w+)\)@", lambda m: _STR.format(x=m.group(1)), body)
     body = _JSON_VALUE_OF_NAME.sub(_json_value_inline, body)
     body = _JSON_STRING_OF_NAME.sub(_json_string_inline, body)
+    body = re.sub(r"@PLAIN\((\w+)\)@", lambda m: _PLAIN.format(s=m.group(1)), body)
+    body = re.sub(r"@STR\((\w+)\)@", lambda m: _STR.format(s=m.group(1)), body)
     body = body.replace("ZEROS", _ZEROS).replace("@LS@", literal("\u2028"))
     body = body.replace("@PS@", literal("\u2029")).replace("@NATIVE@", NATIVE_SHORTEST)
     body = body.replace("@POW10@", _POW10).replace("@SAFE@", _SAFE)
