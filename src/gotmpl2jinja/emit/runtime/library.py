@@ -183,7 +183,7 @@ def _own_names(name: str, params: str, body: str) -> tuple[str, str]:
     reads nothing but loop variables (which minja keeps) after calling itself.
     """
     prefix = _abbreviation(name)
-    names = {p.strip() for p in params.split(",") if p.strip()}
+    names = {p.split("=")[0].strip() for p in params.split(",") if p.strip()}
     for match in _LOCAL_DEFS.finditer(body):
         names |= {g for g in match.groups() if g}
     names -= _NOT_LOCAL
