@@ -235,9 +235,11 @@ def test_a_template_llama_server_will_not_load_is_named() -> None:
 def test_a_kept_analysis_gives_the_prompts_of_a_fresh_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The llamacpp driver keeps llama-server's per-request template analysis, once per template
-    and pinned clock (llamacpp_driver.cpp, kept_analysis); G2J_FRESH_ANALYSIS=1 runs it on every
-    request, as llama-server does. The prompts, and the failures, must be the same bytes: on
-    templates whose analysis finds thinking, tool calls, neither, or fails (phi4-mini)."""
+    and pinned clock (llamacpp_driver.cpp, kept_analysis), and does not render a request again
+    for its generation prompt (kept_render); G2J_FRESH_ANALYSIS=1 runs both on every request, as
+    llama-server does. The prompts, and the failures, must be the same bytes: on templates
+    whose analysis finds thinking, tool calls, neither, or fails (phi4-mini), on requests with
+    and without a prefill."""
     entries = ROOT / "fixtures/corpus/huggingface__huggingface.js/entries"
     sources = [SEED, *(entries / name / "template.gotmpl" for name in (
         "082__library_qwen3_0.6b", "068__library_phi3_14b", "072__library_phi4-mini_3.8b",
@@ -257,7 +259,8 @@ def test_a_kept_analysis_gives_the_prompts_of_a_fresh_one(
             assert [str(r) for r in kept.render_many(jinja, contexts)] == want, source
             assert [str(r) for r in kept.render_many(jinja, contexts[:5])] == want[:5], source
         assert kept._exchange(count)["kept"] >= len(sources)  # one per template (and clock)
-        assert fresh._exchange(count)["kept"] == 0
+        assert kept._exchange(count)["reused"] > len(contexts)  # the kept render was used
+        assert fresh._exchange(count) | {"id": 0} == {"id": 0, "kept": 0, "reused": 0}
     finally:
         kept.close()
         fresh.close()

@@ -76,9 +76,14 @@ RECIPES: dict[str, EngineRecipe] = {
         ),
         includes=("common", "vendor", "ggml/include", "include", "tools/mtmd", "tools/server"),
         extract=_COMMON_EXTRACT,
-        # the driver keeps llama-server's per-request template analysis (llamacpp_driver.cpp)
+        # the driver keeps llama-server's per-request template analysis, and does not repeat a
+        # request's render for its generation prompt (llamacpp_driver.cpp)
         link_flags=("-Wl,--wrap="
-                    "_ZN10autoparser10autoparser16analyze_templateERK20common_chat_template",),
+                    "_ZN10autoparser10autoparser16analyze_templateERK20common_chat_template",
+                    "-Wl,--wrap=_Z33common_chat_template_direct_applyB5cxx11RK20common_chat_"
+                    "templateRKN10autoparser17generation_paramsE",
+                    "-Wl,--wrap=_Z38common_chat_template_generation_promptB5cxx11RK20common_"
+                    "chat_templateRKN10autoparser17generation_paramsE"),
     ),
     "minja": EngineRecipe(
         name="minja",

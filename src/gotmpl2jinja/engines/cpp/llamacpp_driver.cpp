@@ -17,11 +17,13 @@
 //                enable_thinking defaulting to true unless the template says otherwise).
 // mode "caps":   answers {"id": n, "caps": {...}}, what llama.cpp's capability probe finds
 //                (common_chat_templates_get_caps), which drives its message workarounds.
-// mode "kept":   answers {"id": n, "kept": k}, how many template analyses the driver keeps.
+// mode "kept":   answers {"id": n, "kept": k, "reused": r}, how many template analyses the driver
+//                keeps, and how many renders it did not repeat (see kept_render below).
 // The clock: `time()` is answered from the request's "now" (strftime_now reads the clock
 // through std::time), and TZ is UTC, so renders are reproducible.
-// llama-server's template analysis is kept per template and clock (see kept_analysis below);
-// G2J_FRESH_ANALYSIS=1 in the environment runs it on every request, as llama-server does.
+// llama-server's template analysis is kept per template and clock (see kept_analysis below),
+// and a request's render is not repeated for its generation prompt (kept_render);
+// G2J_FRESH_ANALYSIS=1 in the environment runs both on every request, as llama-server does.
 
 #include "jinja/lexer.h"
 #include "jinja/parser.h"
@@ -111,6 +113,70 @@ extern "C" void __wrap__ZN10autoparser10autoparser16analyze_templateERK20common_
     }
     *self = it->second.result;
 }
+
+// llama-server then renders the template three times a request, all in
+// peg_generator::generate_parser: the prompt (common_chat_template_direct_apply with the
+// request's add_generation_prompt), and for the generation prompt, the suffix by which a render
+// with add_generation_prompt outgrows one without (common_chat_template_generation_prompt,
+// two renders). One of those two has the prompt's own inputs, and a render is a function of its
+// inputs (the clock is pinned), so it is not rendered again: the prompt's render is kept from
+// the direct_apply call just before, and only the other one runs (through direct_apply, the
+// same code the generation prompt's renders run). The kept render is used only when the inputs
+// direct_apply_impl reads are equal; G2J_FRESH_ANALYSIS=1 turns this off too, and
+// tests/test_cppengines.py checks that the prompts are the same bytes either way.
+extern "C" std::string __real__Z33common_chat_template_direct_applyB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(
+    const common_chat_template & tmpl, const autoparser::generation_params & inputs);
+extern "C" std::string __real__Z38common_chat_template_generation_promptB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(
+    const common_chat_template & tmpl, const autoparser::generation_params & inputs);
+
+struct kept_render {
+    const common_chat_template * tmpl = nullptr;
+    autoparser::generation_params inputs;
+    std::string output;
+};
+
+static std::unique_ptr<kept_render> g_last_render;
+static size_t g_renders_reused = 0;
+
+// What common_chat_template_direct_apply_impl reads of its inputs (llama.cpp 0c1e57098),
+// besides add_generation_prompt.
+static bool same_render_inputs(const autoparser::generation_params & a,
+                               const autoparser::generation_params & b) {
+    return a.messages == b.messages && a.tools == b.tools && a.extra_context == b.extra_context
+        && a.enable_thinking == b.enable_thinking && a.add_bos == b.add_bos
+        && a.add_eos == b.add_eos && a.mark_input == b.mark_input;
+}
+
+extern "C" std::string __wrap__Z33common_chat_template_direct_applyB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(
+    const common_chat_template & tmpl, const autoparser::generation_params & inputs) {
+    static const bool fresh = std::getenv("G2J_FRESH_ANALYSIS") != nullptr;
+    g_last_render.reset();
+    std::string output = __real__Z33common_chat_template_direct_applyB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(tmpl, inputs);
+    if (!fresh && g_now_pinned) {
+        g_last_render = std::make_unique<kept_render>(kept_render{&tmpl, inputs, output});
+    }
+    return output;
+}
+
+extern "C" std::string __wrap__Z38common_chat_template_generation_promptB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(
+    const common_chat_template & tmpl, const autoparser::generation_params & inputs) {
+    std::unique_ptr<kept_render> kept = std::move(g_last_render);
+    if (!kept || kept->tmpl != &tmpl || !same_render_inputs(kept->inputs, inputs)) {
+        return __real__Z38common_chat_template_generation_promptB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(tmpl, inputs);
+    }
+    autoparser::generation_params other = inputs;
+    other.continue_final_message = COMMON_CHAT_CONTINUATION_NONE;
+    other.add_generation_prompt = !kept->inputs.add_generation_prompt;
+    const std::string rendered = __real__Z33common_chat_template_direct_applyB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(tmpl, other);
+    g_renders_reused++;
+    const std::string & without = other.add_generation_prompt ? kept->output : rendered;
+    const std::string & with = other.add_generation_prompt ? rendered : kept->output;
+    size_t common = 0;
+    while (common < without.size() && common < with.size() && without[common] == with[common]) {
+        common++;
+    }
+    return with.substr(common);
+}
 #endif
 
 struct raw_template {
@@ -184,9 +250,9 @@ static ojson handle(const ojson & request) {
 
     if (mode == "kept") {
 #ifdef G2J_WITH_SERVER
-        return ojson{{"id", id}, {"kept", g_analyses.size()}};
+        return ojson{{"id", id}, {"kept", g_analyses.size()}, {"reused", g_renders_reused}};
 #else
-        return ojson{{"id", id}, {"kept", 0}};
+        return ojson{{"id", id}, {"kept", 0}, {"reused", 0}};
 #endif
     }
 
