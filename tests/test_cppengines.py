@@ -27,6 +27,7 @@ from gotmpl2jinja.engines.registry import get_engine
 from gotmpl2jinja.errors import RenderError
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.verify.conversation import jinja_context
+from gotmpl2jinja.verify.harness import verify_template
 from gotmpl2jinja.verify.strategies import draw_random
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -217,6 +218,35 @@ def test_seed_translation_gives_ollamas_bytes_on_llama_server() -> None:
         want = reference.render(go, conv)
         got = engine.render(jinja, jinja_context(conv))
         assert got == want, json.dumps(conv)[:200]
+
+
+def test_verify_renders_only_in_scope_cases_on_llama_server(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case out of scope on llama-server's context is never compared, so it is not rendered
+    there: it is counted under its kind (all of them are, agreeing or not), and every case in
+    scope is rendered and compared."""
+    go = SEED.read_text(encoding="utf-8")
+    jinja = translate(go)
+    engine = get_engine("llamacpp-server")
+    sent: list[dict[str, Any]] = []
+    real = engine.render_many
+
+    def recording(template: str, contexts: list[dict[str, Any]], **kwargs: Any) -> Any:
+        sent.extend(contexts)
+        return real(template, contexts, **kwargs)
+
+    monkeypatch.setattr(engine, "render_many", recording)
+    result = verify_template(go, jinja, cases=120, engines=["llamacpp-server"], seed=3)
+    tally = result.counts["llamacpp-server"]
+    rng = random.Random(3)
+    drawn = [draw_random(rng).conversation for _ in range(120)]
+    kinds = [engine.scope(conv, jinja) for conv in drawn]  # type: ignore[attr-defined]
+    in_scope = [jinja_context(conv) for conv, kind in zip(drawn, kinds, strict=True)
+                if kind is None]
+    assert result.ok and tally.cases == 120
+    assert 0 < len(in_scope) < 120 and sent == in_scope
+    assert tally.equal == len(in_scope)
+    assert tally.runtime_differs == {kind: kinds.count(kind) for kind in set(kinds) - {None}}
 
 
 def test_a_template_llama_server_will_not_load_is_named() -> None:

@@ -429,8 +429,8 @@ def _runtime_differs_lines(rows: list[SweepRow]) -> list[str]:
     if not totals:
         return []
     listed = "; ".join(f"{engine}: {kind} {n}" for (engine, kind), n in sorted(totals.items()))
-    return ["**Out of scope on a runtime context** (rendered differently, on kinds of "
-            "conversation no template can make that runtime render as Ollama: "
+    return ["**Out of scope on a runtime context** (not compared: kinds of conversation no "
+            "template can make that runtime render as Ollama, and requests it refuses: "
             "docs/equivalence-contract.md, *On llama-server*): " + listed + ".", ""]
 
 

@@ -40,6 +40,7 @@ from gotmpl2jinja.engines.registry import (
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
     ReferenceRendererError,
+    RenderError,
     reporting_crash,
 )
 from gotmpl2jinja.verify.conversation import jinja_context, validate
@@ -141,20 +142,35 @@ class _Checker:
         for conv in convs:
             validate(conv)
         contexts = [jinja_context(conv) for conv in convs]
+        # A runtime context renders only the cases in the contract's scope there: what it
+        # renders for the others is never compared (on llama-server that is most random
+        # cases: developer roles, prefills, fill-in-the-middle, no messages).
+        kinds = {e.name: [out_of_scope(e, conv, self.jinja_source) for conv in convs]
+                 for e in engines}
+        wanted = {name: [i for i, kind in enumerate(found) if kind is None]
+                  for name, found in kinds.items()}
+
+        def rendered(engine: Engine) -> list[str | RenderError]:
+            return render_many(engine, self.jinja_source,
+                               [contexts[i] for i in wanted[engine.name]], now=self.now)
+
         # Engines in a process of their own render the batch on worker threads, while Go and
         # the in-process engines (whose time limit is SIGALRM, main thread only) run here.
-        remote = {e.name: _workers().submit(render_many, e, self.jinja_source, contexts,
-                                            now=self.now)
+        remote = {e.name: _workers().submit(rendered, e)
                   for e in engines if getattr(e, "out_of_process", False)}
         try:
             go_outcomes = self._go_outcomes(convs)
-            local = {e.name: render_many(e, self.jinja_source, contexts, now=self.now)
-                     for e in engines if e.name not in remote}
+            local = {e.name: rendered(e) for e in engines if e.name not in remote}
         finally:  # an engine process is never given a second batch while one is in flight
             wait(remote.values())
-        jinja = {e.name: local[e.name] if e.name in local else remote[e.name].result()
-                 for e in engines}
-        return [(go_outcomes[i], {name: outcome_of(items[i]) for name, items in jinja.items()})
+        jinja: dict[str, list[Outcome]] = {}
+        for engine in engines:
+            items = iter(local[engine.name] if engine.name in local
+                         else remote[engine.name].result())
+            jinja[engine.name] = [outcome_of(next(items)) if kind is None
+                                  else Outcome(out_of_scope=kind)
+                                  for kind in kinds[engine.name]]
+        return [(go_outcomes[i], {name: items[i] for name, items in jinja.items()})
                 for i in range(len(convs))]
 
     def _go_outcomes(self, convs: list[dict[str, Any]]) -> list[Outcome]:
@@ -178,6 +194,10 @@ class _Checker:
         for engine in engines:
             tally = self.counts[engine.name]
             tally.cases += 1
+            skipped = results[engine.name].out_of_scope
+            if skipped is not None:
+                tally.runtime_differs[skipped] = tally.runtime_differs.get(skipped, 0) + 1
+                continue
             if not self.agrees(go, results[engine.name], conv):
                 kind = (results[engine.name].runtime_refused
                         or out_of_scope(engine, conv, self.jinja_source))

@@ -58,6 +58,9 @@ class Outcome:
     #: output/error are then the lenient rendering, the request as if the refused option were
     #: absent (what the contract asks of the Jinja); both None when no lenient side exists.
     refused: str | None = None
+    #: Jinja side only: the kind that puts the case outside the contract on this engine's
+    #: runtime context (`out_of_scope`); such a case is not rendered there, only counted.
+    out_of_scope: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -91,9 +94,10 @@ class EngineTally:
     #: Ollama refused the request for a capability, and the Jinja rendered it as if the refused
     #: option were absent (checked against Go's lenient rendering): its own class.
     refused: int = 0
-    #: A runtime engine (llama-server's context) rendered other bytes on a conversation of a kind
-    #: the contract puts out of its scope (no template can make that runtime agree, e.g. it
-    #: turns a `developer` role into `system`): counted by kind, never as equivalent.
+    #: A conversation of a kind the contract puts out of scope on a runtime context (no template
+    #: can make that runtime agree: llama-server turns a `developer` role into `system`, …), or
+    #: one the runtime refused: counted by kind, never as equivalent. An out-of-scope case is
+    #: not rendered there (nothing it rendered would be compared).
     runtime_differs: dict[str, int] = field(default_factory=dict)
 
 
@@ -121,8 +125,8 @@ class VerifyResult:
 
     @property
     def runtime_differs(self) -> dict[str, int]:
-        """Cases a runtime context rendered differently for an out-of-scope kind, by
-        "engine: kind" (see EngineTally.runtime_differs)."""
+        """Cases out of scope on a runtime context (or refused by it), by "engine: kind" (see
+        EngineTally.runtime_differs)."""
         return {f"{name}: {kind}": n for name, tally in self.counts.items()
                 for kind, n in sorted(tally.runtime_differs.items())}
 
