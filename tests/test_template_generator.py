@@ -23,9 +23,11 @@ from hypothesis import HealthCheck, given, seed, settings
 from template_generator import go_templates
 
 from gotmpl2jinja.emit import translate
+from gotmpl2jinja.engines.base import set_render_timeout
 from gotmpl2jinja.engines.registry import raw_engine_names
 from gotmpl2jinja.errors import TemplateSyntaxError, TranslationError
 from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.ollama.reference import shared_renderer
 from gotmpl2jinja.verify.harness import verify_template
 from gotmpl2jinja.verify.outcomes import format_divergence
 
@@ -37,6 +39,10 @@ REFUSAL = re.compile(r"^template:\d+:\d+: [^\n]+$")
 #: (GOTMPL2JINJA_GENERATOR_SEED / _EXAMPLES change them, to split a run over several cores.)
 SLOW_SEED = int(os.environ.get("GOTMPL2JINJA_GENERATOR_SEED", "12"))
 SLOW_EXAMPLES = int(os.environ.get("GOTMPL2JINJA_GENERATOR_EXAMPLES", "12000"))  # a few repeat
+#: The slow run's time limit per render (GOTMPL2JINJA_GENERATOR_TIMEOUT seconds; the engines'
+#: 5 s otherwise): a shard that shares its cores with other work (run under `nice`) can wait
+#: longer than that for a render of a few milliseconds, and a limit hit is a failure.
+SLOW_TIMEOUT = float(os.environ.get("GOTMPL2JINJA_GENERATOR_TIMEOUT", "0")) or None
 
 #: Every raw engine (llama-server's contexts: tests/test_cppengines.py), or the ones
 #: GOTMPL2JINJA_GENERATOR_ENGINES=a,b names (to split a run over cores by engine). minja was
@@ -109,6 +115,9 @@ def test_generated_templates_slow_run(source: str) -> None:
     SLOW_TALLY["templates"] += 1
     SLOW_SEEN.add(source)
     SLOW_TALLY["distinct templates"] = len(SLOW_SEEN)
+    if SLOW_TIMEOUT is not None:  # (conftest restores both limits after the test)
+        set_render_timeout(SLOW_TIMEOUT)
+        shared_renderer().timeout = SLOW_TIMEOUT
     try:
         check_generated(source, SLOW_TALLY)
     except AssertionError:
