@@ -623,10 +623,13 @@ _JSON_KINDS: list[Any] = [None, True, False, 1, 1.0, 2.5, -0.0, 9007199254740993
 
 
 @pytest.mark.parametrize("test", ["eq $a $b", "ne $a $b", "eq $a 1", "eq $a 1.0", "eq 2.5 $a",
-                                  "ne $a true", "eq $a $a", "eq $a nil $b", "eq $a $b 1.0"])
+                                  "ne $a true", "eq $a $a", "eq $a nil $b", "eq $a $b 1.0",
+                                  "lt $a $b", "le $a $b", "gt $a $b", "ge $a $b", "lt $a 1",
+                                  "gt $a 1.5", "le \"s\" $a", "ge $a true"])
 def test_eq_of_decoded_json_values_compares_by_the_kind_they_hold(test: str) -> None:
     """Go's eq of a tool-call argument: nil equals only nil; two values of one kind (bool,
-    float64, string) by value; two kinds, a map or a slice, or a float64 against an int, fail."""
+    float64, string) by value; two kinds, a map or a slice, or a float64 against an int, fail.
+    Its lt (and le, gt, ge): two strings or two float64s in order; all else fails."""
     source = ("{{ range .Messages }}{{ range .ToolCalls }}{{ $a := .Function.Arguments.a }}"
               "{{ $b := .Function.Arguments.b }}[{{ " + test + " }}]{{ end }}{{ end }}")
     jinja = translate(source)
@@ -650,6 +653,32 @@ def test_eq_of_decoded_json_values_compares_by_the_kind_they_hold(test: str) -> 
                     assert isinstance(got, Exception) and is_raised(got), (engine.name, conv)
                 else:
                     assert got == want, (engine.name, conv, got)
+
+
+#: Strings whose Go order (bytewise) is not every engine's: case, prefixes, the empty string,
+#: a code point past U+FFFF against U+E000..U+FFFF (UTF-16 order differs), after a common
+#: prefix holding one too, combining marks.
+_ORDERED = ["", "a", "ab", "B", "b", "\ufffd", "\U0001f642", "\ue000x", "\U0001f642a",
+            "\U0001f642\ufffd", "\U0001f642\U0001f643", "\U0001f642\ue000", "é", "e\u0301",
+            "z\U0001f642", "z\uffff", "\u00ff"]
+
+
+def test_lt_le_gt_ge_of_strings_order_bytewise_on_every_engine() -> None:
+    """Go orders strings bytewise (code point order). String `<` fails on @huggingface/jinja
+    and llama.cpp, and @huggingface/jinja's sort compares UTF-16 units: every pair, four ways,
+    in one render (alternating roles, so collate merges nothing)."""
+    source = ("{{ range .Messages }}{{ $a := .Content }}{{ range $.Messages }}"
+              "[{{ lt $a .Content }} {{ le $a .Content }} {{ gt $a .Content }} "
+              "{{ ge $a .Content }}]{{ end }}{{ end }}")
+    jinja = translate(source)
+    conv = {"messages": [{"role": ("user", "assistant")[i % 2], "content": text}
+                         for i, text in enumerate(_ORDERED)]}
+    want = reference.render(source, conv)
+    assert want.count("[true ") > 100 and want.count("[false ") > 100  # both orders occur
+    engines = get_engines(raw_engine_names())
+    assert {"llamacpp", "minja", "hfjinja"} <= {e.name for e in engines}
+    for engine in engines:
+        assert engine.render(jinja, jinja_context(conv)) == want, engine.name
 
 
 @pytest.mark.parametrize("directive", ["%s", "%d", "%v", "%-7s", "%9d", "%-12v", "%3s"])

@@ -52,6 +52,8 @@ class Comparisons:
             return self.compare_by_nil(op, a, b)
         if not ordered and GoType.ANY in types and types <= JSON_COMPARED:
             return self.compare_json(op, a, b)
+        if ordered and GoType.ANY in types and types <= JSON_COMPARED | {GoType.STRING}:
+            return self.order_json(op, a, b)
         if a.type != b.type:
             if types == {GoType.ANY, GoType.STRING} and not ordered:
                 # a JSON null is Go's nil: equal to no string, and no error either
@@ -73,8 +75,6 @@ class Comparisons:
             return self.compare_cut(op, a, b, node)
         if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
-        if ordered and a.type in (GoType.STRING, GoType.BOOL):
-            raise self.error(f"ordering {a.type.value} values is not portable Jinja", node)
         if a.is_const and b.is_const:
             result = {"==": a.const == b.const, "!=": a.const != b.const}.get(op)
             if result is None:
@@ -88,10 +88,39 @@ class Comparisons:
             return Expr(f"{loop.index} + 1 {'==' if op == '==' else '<'} {loop.size}",
                         GoType.BOOL, COMPARE, stable=True, loop=a.loop,
                         negated=f"{loop.index} + 1 {'!=' if op == '==' else '>='} {loop.size}")
+        if ordered and a.type == GoType.STRING:
+            return self.order_strings(op, a, b)
         inverse = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}[op]
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
+
+    def order_strings(self, op: str, a: Expr, b: Expr) -> Expr:
+        """lt/le/gt/ge of two strings, bytewise as Go orders them (runtime go_less: string `<`
+        fails on two engine families). le is not lt the other way round, gt is lt the other
+        way round, ge is not lt."""
+        first, second = (b, a) if op in (">", "<=") else (a, b)
+        holds, fails = ("T", "F") if op in ("<", ">") else ("F", "T")
+        self.macros.add("go_less")
+        call = f"go_less({first.code}, {second.code})"
+        return Expr(f"{call} == '{holds}'", GoType.BOOL, COMPARE,
+                    stable=a.stable and b.stable, loop=a.loop or b.loop,
+                    negated=f"{call} == '{fails}'")
+
+    def order_json(self, op: str, a: Expr, b: Expr) -> Expr:
+        """lt/le/gt/ge where a side is a decoded-JSON value: Go orders two strings or two
+        float64s by what the values hold, and fails on anything else (runtime go_lt_json);
+        as for strings, gt and le are lt the other way round."""
+        first, second = (b, a) if op in (">", "<=") else (a, b)
+        holds, fails = ("T", "F") if op in ("<", ">") else ("F", "T")
+        kinds = {GoType.ANY: "", GoType.STRING: "s", GoType.INT: "i", GoType.FLOAT: "f",
+                 GoType.BOOL: "b"}
+        self.macros.add("go_lt_json")
+        call = (f"go_lt_json({first.code}, {second.code}, '{kinds[first.type]}', "
+                f"'{kinds[second.type]}')")
+        return Expr(f"{call} == '{holds}'", GoType.BOOL, COMPARE,
+                    stable=a.stable and b.stable, loop=a.loop or b.loop,
+                    negated=f"{call} == '{fails}'")
 
     def compare_json(self, op: str, a: Expr, b: Expr) -> Expr:
         """eq/ne of a decoded-JSON value with another or with an int, float or bool: Go

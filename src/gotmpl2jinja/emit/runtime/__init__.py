@@ -33,8 +33,8 @@ How the macros stay portable (see docs/jinja-portability.md §3):
   method, as `items` does for `d.items` on jinja2 (field reads use `.get`).
   jinja2 and minijinja compare code points (= UTF-8 byte order); JavaScript compares UTF-16
   units, so on @huggingface/jinja keys that differ first at a character in U+E000..U+FFFF
-  versus one above U+FFFF sort differently from Go. Not fixable portably (string `<` is not
-  supported there); documented limit.
+  versus one above U+FFFF sort differently from Go: a documented limit for a map's keys, which
+  are sorted inside a `for` (go_less, which orders two strings, walks such a pair instead).
 - Tool fields are read by their documented lower-case key (`p.get('description')` in these
   sources, written out as `(p['description'] if 'description' in p else none)`): the
   contract (docs/equivalence-contract.md, "Keys and values are exactly the documented ones")
@@ -52,7 +52,7 @@ json_tool_call, print_tool_calls, print_tool_call, print_tool_call_function, jso
 print_arguments; the template's structs as json — json_message, json_messages; Go's builtins
 and fmt — go_pad, go_pad_string, go_int, go_html, go_query_number, go_len, go_slice,
 go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int, go_fmt_json,
-go_fmt_tool_call, go_fmt_tool_calls, go_eq_json; dates — yesterday_date.
+go_fmt_tool_call, go_fmt_tool_calls, go_eq_json, go_lt_json, go_less; dates — yesterday_date.
 `gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
