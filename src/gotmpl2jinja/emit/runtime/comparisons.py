@@ -12,19 +12,29 @@ from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, _define
 _KIND = ("('n' if ({v} is not defined or {v} is none) else ('b' if {v} is boolean else "
          "('s' if {v} is string else ('f' if {v} is number else 'c'))))")
 
+
+def _kinds(given_a: str | None, given_b: str | None) -> str:
+    """Jinja setting `ka` and `kb`, the Go kinds of the macro's `a` and `b`: read from the value
+    (_KIND), or, for a side whose parameter `given_*` names, that parameter when it is not ''."""
+    def kind(v: str, given: str | None) -> str:
+        return (f"{given} if {given} else " if given else "") + _KIND.format(v=v)
+    return f"{{%- set ka = {kind('a', given_a)} -%}}{{%- set kb = {kind('b', given_b)} -%}}"
+
+
+#: Jinja setting `fa` and `fb`: the float64s Go holds for the JSON numbers `a` and `b`.
+_FLOATS = AS_FLOAT64.format(v="a", f="fa") + "\n" + AS_FLOAT64.format(v="b", f="fb")
+
 _define(
     "go_eq_json", "a, b, kind",
     "`T` when Go's eq of the decoded-JSON value `a` and `b` holds, else `F`; Go's failure where "
     "it fails. `kind` is b's Go kind when b is not decoded JSON: 'b' bool, 's' string, 'f' "
     "float64, 'i' int (no JSON value has it); '' reads it from b. nil (a JSON null, a missing "
     "key) equals only nil, without an error; values of two kinds, and maps and slices, fail.",
-    "{%- set ka = " + _KIND.format(v="a") + " -%}"
-    "{%- set kb = kind if kind else " + _KIND.format(v="b") + " -%}"
-    """
+    _kinds(None, "kind") + """
 {%- if ka == 'n' or kb == 'n' -%}{{- 'T' if ka == kb else 'F' -}}
 {%- elif ka != kb or ka == 'c' -%}{{- raise_exception('incompatible types for comparison') -}}
 {%- elif ka == 'f' -%}
-""" + AS_FLOAT64.format(v="a", f="fa") + "\n" + AS_FLOAT64.format(v="b", f="fb") + """
+""" + _FLOATS + """
 {{- 'T' if fa == fb else 'F' -}}
 {%- else -%}{{- 'T' if a == b else 'F' -}}
 {%- endif -%}
@@ -70,13 +80,11 @@ _define(
     "JSON ('s' string, 'f' float64, 'i' int, 'b' bool), '' to read it from the value. Go orders "
     "two strings (bytewise, go_less) or two float64s; anything else fails: nil, a bool, a map or "
     "a slice, two kinds, and a float64 against an int.",
-    "{%- set ka = ka if ka else " + _KIND.format(v="a") + " -%}"
-    "{%- set kb = kb if kb else " + _KIND.format(v="b") + " -%}"
-    """
+    _kinds("ka", "kb") + """
 {%- if ka != kb or ka not in ['s', 'f'] -%}{{- raise_exception('invalid type for comparison') -}}
 {%- elif ka == 's' -%}{{- go_less(a, b) -}}
 {%- else -%}
-""" + AS_FLOAT64.format(v="a", f="fa") + "\n" + AS_FLOAT64.format(v="b", f="fb") + """
+""" + _FLOATS + """
 {{- 'T' if fa < fb else 'F' -}}
 {%- endif -%}
 """,
