@@ -859,6 +859,40 @@ def test_a_cut_past_the_prefix_really_is_not_utf8_in_go() -> None:
     assert out.encode("utf-8", "surrogateescape") == "é".encode()[1:] + b"x"
 
 
+@pytest.mark.parametrize("source", [
+    "{{- slice (slice .System 1) 2 -}}",  # the generator's slow run, seed 12, 2026-12-03
+    "{{ range .Messages }}{{ slice (slice .Content 1 7) 1 3 }}|"
+    "{{ len (slice (slice .Content 1 3) 0 5) }}|{{ end }}",
+    "{{ range .Messages }}{{ slice (slice .Content 2) 1 }}|"
+    '{{ eq (slice (slice .Content 1) 1 2) "b" }}|{{ slice (slice (slice .Content 1) 1) 1 2 }}'
+    "{{ end }}",
+])
+def test_a_slice_of_a_slice_is_cut_once(source: str) -> None:
+    """Go prints only the last cut: where the first slice splits a character and the second
+    skips the rest of it, the text is whole (the first cut is never printed). Each slice's
+    range is still checked as Go checks it; where Go prints a split character, the Jinja
+    raises the contract's NOT_UTF8."""
+    jinja = translate(source)
+    for content in ("⑊𜘲x  👨\u200d👩", "é", "abcdefgh", "aéb", ""):
+        conv = {"messages": [{"role": "system", "content": content},
+                             {"role": "user", "content": content}]}
+        try:
+            want: str | None = reference.render(source, conv)
+        except Gotmpl2JinjaError:
+            want = None
+        for engine in get_engines(raw_engine_names()):  # llama.cpp and minja count bytes
+            try:
+                got: str | Exception = engine.render(jinja, jinja_context(conv))
+            except Gotmpl2JinjaError as exc:
+                got = exc
+            if want is None:
+                assert isinstance(got, Exception) and is_raised(got), (engine, content)
+            elif not_utf8(want):
+                assert isinstance(got, Exception) and NOT_UTF8 in str(got), (engine, content)
+            else:
+                assert got == want, (engine, content, got)
+
+
 _STRING_CONVERSATIONS = [
     [_m("user", "abc"), _m("tool", "abcé"), _m("toolé", "ab"), _m("étool", ""),
      _m("to", "éabc"), _m("tool x", "abc def"), _m("TOOL", "abc"), _m("userX", "x")],

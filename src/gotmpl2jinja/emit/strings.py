@@ -98,11 +98,32 @@ class Strings:
         """`slice` of a string at byte offsets the translator cannot place: the go_slice
         macro finds them at run time (and fails where Go would print a cut character)."""
         self.macros.add("go_slice")
+        base, start = s.code, bounds[0].code
         end = bounds[1].code if len(bounds) == 2 else "none"
-        return Expr(f"go_slice({s.code}, {bounds[0].code}, {end})", GoType.STRING,
+        if s.cut is not None:
+            base, start, end = self.recut(s.cut, bounds)
+        return Expr(f"go_slice({base}, {start}, {end})", GoType.STRING,
                     stable=s.stable and all(b.stable for b in bounds),
                     loop=s.loop or next((b.loop for b in bounds if b.loop), None),
-                    cut=(s.code, bounds[0].code, end))
+                    cut=(base, start, end))
+
+    def recut(self, cut: tuple[str, str, str], bounds: list[Expr]) -> tuple[str, str, str]:
+        """A slice of a go_slice, as one slice of its string: Go prints only the last cut (the
+        one before may split a character), at the sum of the offsets. Go checks the first
+        slice's range, then the second's against the first's length; where one fails, the
+        start is -1, so every go_slice macro fails there as Go does."""
+        base, i, j = cut
+        k = bounds[0].code
+        checks = [f"({i}) >= 0", f"({k}) >= 0"]
+        if len(bounds) == 2:
+            end = f"({i}) + ({bounds[1].code})"
+            if j != "none":  # (j none: go_slice checks the end against the string's length)
+                self.macros.add("go_len")
+                checks += [f"{end} <= ({j})", f"({j}) <= (go_len({base})|int)"]
+        else:
+            end = j  # (go_slice checks i + k <= j <= the length)
+        # (no `-1` literal: llama.cpp's parser has no unary minus there)
+        return base, f"(({i}) + ({k}) if {' and '.join(checks)} else 0 - 1)", end
 
     def compare_cut(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
         """`eq`/`ne` of a go_slice: a cut inside a character equals no string (its bytes are
