@@ -322,17 +322,25 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
         return "\n".join(lines)
 
     analyses = [a for a in (full_analysis, cut_analysis) if a is not None]
+    last: Retype | None = None
     for _ in range(8):
         try:
             return attempt()
         except Retype as retype:
+            last = retype
             owner = next((a for a in analyses
                           if any(id(v) == retype.var_id for v in a.variables.values())), None)
             if owner is None or owner.mixed.get(retype.var_id) == retype.types:
-                raise TranslationError("a variable holds values of several Go types in a way "
-                                       "not supported", name=name) from None
+                break
             owner.mixed[retype.var_id] = retype.types
-    raise TranslationError("variables changing type too often", name=name)
+    # (as the messages path words it: the variable, at its declaration)
+    var = next((v for a in analyses for v in a.variables.values()
+                if last is not None and id(v) == last.var_id), None)
+    where = var.decl.pos if var is not None and var.decl is not None else None
+    raise TranslationError(
+        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
+        "not supported", name=name, line=where.line if where else None,
+        col=where.col if where else None)
 
 
 T = TypeVar("T")
