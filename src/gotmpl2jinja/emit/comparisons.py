@@ -6,6 +6,8 @@ May depend on: `analysis`, `emit.values`, `syntax`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gotmpl2jinja.analysis import (
     STRUCTS,
     GoType,
@@ -97,27 +99,26 @@ class Comparisons:
 
     def order_strings(self, op: str, a: Expr, b: Expr) -> Expr:
         """lt/le/gt/ge of two strings, bytewise as Go orders them (runtime go_less: string `<`
-        fails on two engine families). le is not lt the other way round, gt is lt the other
-        way round, ge is not lt."""
-        first, second = (b, a) if op in (">", "<=") else (a, b)
-        holds, fails = ("T", "F") if op in ("<", ">") else ("F", "T")
+        fails on two engine families)."""
         self.macros.add("go_less")
-        call = f"go_less({first.code}, {second.code})"
-        return Expr(f"{call} == '{holds}'", GoType.BOOL, COMPARE,
-                    stable=a.stable and b.stable, loop=a.loop or b.loop,
-                    negated=f"{call} == '{fails}'")
+        return self.ordered_by(op, a, b, lambda x, y: f"go_less({x.code}, {y.code})")
 
     def order_json(self, op: str, a: Expr, b: Expr) -> Expr:
         """lt/le/gt/ge where a side is a decoded-JSON value: Go orders two strings or two
-        float64s by what the values hold, and fails on anything else (runtime go_lt_json);
-        as for strings, gt and le are lt the other way round."""
-        first, second = (b, a) if op in (">", "<=") else (a, b)
-        holds, fails = ("T", "F") if op in ("<", ">") else ("F", "T")
+        float64s by what the values hold, and fails on anything else (runtime go_lt_json)."""
         kinds = {GoType.ANY: "", GoType.STRING: "s", GoType.INT: "i", GoType.FLOAT: "f",
                  GoType.BOOL: "b"}
         self.macros.add("go_lt_json")
-        call = (f"go_lt_json({first.code}, {second.code}, '{kinds[first.type]}', "
-                f"'{kinds[second.type]}')")
+        return self.ordered_by(op, a, b, lambda x, y: (
+            f"go_lt_json({x.code}, {y.code}, '{kinds[x.type]}', '{kinds[y.type]}')"))
+
+    @staticmethod
+    def ordered_by(op: str, a: Expr, b: Expr, less: Callable[[Expr, Expr], str]) -> Expr:
+        """lt/le/gt/ge from `less(x, y)`, Jinja for a runtime macro's `T` (x before y) or `F`:
+        le is not lt the other way round, gt is lt the other way round, ge is not lt."""
+        first, second = (b, a) if op in (">", "<=") else (a, b)
+        holds, fails = ("T", "F") if op in ("<", ">") else ("F", "T")
+        call = less(first, second)
         return Expr(f"{call} == '{holds}'", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{call} == '{fails}'")

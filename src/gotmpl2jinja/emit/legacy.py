@@ -41,7 +41,7 @@ from gotmpl2jinja.emit import runtime
 from gotmpl2jinja.emit.collate import MESSAGE_CONTENT, content_of
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.paths import fim_branch, header_name, merge_paths
-from gotmpl2jinja.emit.values import INDENT, Expr, Retype, quote
+from gotmpl2jinja.emit.values import INDENT, Expr, Retype, quote, retype_refusal
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts as ollama
 from gotmpl2jinja.syntax import nodes
@@ -333,14 +333,7 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
             if owner is None or owner.mixed.get(retype.var_id) == retype.types:
                 break
             owner.mixed[retype.var_id] = retype.types
-    # (as the messages path words it: the variable, at its declaration)
-    var = next((v for a in analyses for v in a.variables.values()
-                if last is not None and id(v) == last.var_id), None)
-    where = var.decl.pos if var is not None and var.decl is not None else None
-    raise TranslationError(
-        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
-        "not supported", name=name, line=where.line if where else None,
-        col=where.col if where else None)
+    raise retype_refusal(last, (v for a in analyses for v in a.variables.values()), name)
 
 
 T = TypeVar("T")

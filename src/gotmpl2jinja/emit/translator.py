@@ -10,7 +10,7 @@ from __future__ import annotations
 from gotmpl2jinja.analysis import analyze
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.legacy import translate_legacy
-from gotmpl2jinja.emit.values import Retype
+from gotmpl2jinja.emit.values import Retype, retype_refusal
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts
 from gotmpl2jinja.syntax import nodes
@@ -60,13 +60,7 @@ def _emit(template: nodes.Template) -> str:
             if analysis.mixed.get(retype.var_id) == retype.types:  # no progress: give up here
                 break
             analysis.mixed[retype.var_id] = retype.types
-    var = next((v for v in analysis.variables.values()
-                if last is not None and id(v) == last.var_id), None)
-    where = var.decl.pos if var is not None and var.decl is not None else None
-    raise TranslationError(
-        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
-        "not supported", name=template.name, line=where.line if where else None,
-        col=where.col if where else None)
+    raise retype_refusal(last, analysis.variables.values(), template.name)
 
 
 def translate(source: str, name: str = "template") -> str:

@@ -1,20 +1,23 @@
 """The values the emitter's parts share: a translated expression (`Expr`) with its Go type,
 literals printed as Go prints them, and the sets of Go types each rule is keyed on.
 
-May depend on: `analysis`, `emit.gofmt`, `syntax`.
+May depend on: `analysis`, `emit.gofmt`, `errors`, `syntax`.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from gotmpl2jinja.analysis import (
     GoType,
+    Variable,
 )
 from gotmpl2jinja.emit.gofmt import Verb
+from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.syntax import nodes
 
 INDENT = "    "
@@ -251,6 +254,18 @@ class Retype(Exception):  # noqa: N818 - a control-flow signal, not an error
     def __init__(self, var_id: int, types: tuple[GoType, ...]) -> None:
         super().__init__(var_id, types)
         self.var_id, self.types = var_id, types
+
+
+def retype_refusal(last: Retype | None, variables: Iterable[Variable],
+                   name: str) -> TranslationError:
+    """The refusal where emitting again with a variable MIXED made no progress (on the
+    messages path and the legacy one alike): the variable, at its declaration."""
+    var = next((v for v in variables if last is not None and id(v) == last.var_id), None)
+    where = var.decl.pos if var is not None and var.decl is not None else None
+    return TranslationError(
+        f"{var.go_name if var else 'a variable'} holds values of several Go types in a way "
+        "not supported", name=name, line=where.line if where else None,
+        col=where.col if where else None)
 
 
 @dataclass
