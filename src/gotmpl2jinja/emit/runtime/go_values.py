@@ -17,26 +17,24 @@ _define(
     "`\\u2029`; everything else (DEL, `'`, non-ASCII) as is. `s` must be a string.",
     # Every engine's tojson escapes `"`, `\\` and control characters as Go does (`\\n`, `\\b`,
     # `\\u0001`, measured); Go also escapes `<` `>` `&` U+2028 U+2029, and minijinja escapes `<`
-    # `>` `&` `'`. So a string with one of those six is cut at its `'` (each piece through
-    # tojson, the `'` kept as is), and the five Go escapes are written over what tojson left
-    # (split and join: minja has no `replace`). A `<` in tojson's output is always the string's
-    # own `<`, never part of an escape, and minijinja's `\\u003c` is already Go's. Straight
-    # line, not recursion: on llama.cpp every macro call and loop pass copies the scope.
+    # `>` `&` `'`. So the five Go escapes are written over what tojson left (the `replace`
+    # method: minja has no `replace` filter) and minijinja's `\\u0027` back to `'`. A `<` in
+    # tojson's output is always the string's own, never part of an escape; so is `\\u0027`
+    # unless the string has a backslash: such a string is cut at its `'` instead (each piece
+    # through tojson, the `'` kept as is). Straight line, not recursion: on llama.cpp every
+    # macro call and loop pass copies the scope.
     """
-{%- if '<' not in s and '>' not in s and '&' not in s and "'" not in s and @LS@ not in s
-    and @PS@ not in s -%}
-{{- s|tojson -}}
+{%- if '\\\\' not in s -%}
+{{- (s|tojson).replace('\\\\u0027', "'").replace('<', '\\\\u003c').replace('>', '\\\\u003e')
+    .replace('&', '\\\\u0026').replace(@LS@, '\\\\u2028').replace(@PS@, '\\\\u2029') -}}
 {%- else -%}
 {%- set t -%}
 {%- for piece in s.split("'") -%}
 {{- ("'" if not loop.first else '') ~ (piece|tojson)[1:-1] -}}
 {%- endfor -%}
 {%- endset -%}
-{%- set t = t.split('<')|join('\\\\u003c') -%}
-{%- set t = t.split('>')|join('\\\\u003e') -%}
-{%- set t = t.split('&')|join('\\\\u0026') -%}
-{%- set t = t.split(@LS@)|join('\\\\u2028') -%}
-{{- '"' ~ t.split(@PS@)|join('\\\\u2029') ~ '"' -}}
+{{- '"' ~ t.replace('<', '\\\\u003c').replace('>', '\\\\u003e').replace('&', '\\\\u0026')
+    .replace(@LS@, '\\\\u2028').replace(@PS@, '\\\\u2029') ~ '"' -}}
 {%- endif -%}
 """,
 )
