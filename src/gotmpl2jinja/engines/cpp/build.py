@@ -100,7 +100,8 @@ RECIPES: dict[str, EngineRecipe] = {
     ),
 }
 
-_CXXFLAGS = ("-std=c++17", "-O2", "-w", "-DG2J_WITH_SERVER")
+#: llama.cpp's own release flags (CMake's Release: -O3 -DNDEBUG), as llama-server ships.
+_CXXFLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "-w", "-DG2J_WITH_SERVER")
 #: Bump when the recipe changes in a way the hash of the inputs does not see.
 _RECIPE_REVISION = "1"
 
