@@ -18,6 +18,7 @@ from gotmpl2jinja.engines.base import (
 )
 from gotmpl2jinja.engines.cpp import build
 from gotmpl2jinja.engines.cpp_engines import (
+    MALLOC_TUNING,
     SERVER_OUT_OF_SCOPE,
     CppEngine,
     openai_body,
@@ -83,6 +84,32 @@ def test_a_dead_driver_is_restarted(name: str) -> None:
         engine._proc.kill()
         engine._proc.wait()
         assert engine.render("{{ 2 + 2 }}", {}) == "4"  # a new process, the template resent
+    finally:
+        engine.close()
+
+
+def _driver_environ(engine: CppEngine) -> dict[str, str]:
+    assert engine._proc is not None
+    raw = Path(f"/proc/{engine._proc.pid}/environ").read_bytes()
+    return dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux's /proc")
+def test_drivers_get_the_malloc_tuning_unless_the_user_set_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    engine = CppEngine("llamacpp", server=False)
+    try:
+        assert engine.render("{{ 1 }}", {}) == "1"
+        assert _driver_environ(engine)["GLIBC_TUNABLES"] == MALLOC_TUNING
+    finally:
+        engine.close()
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=7")
+    engine = CppEngine("llamacpp", server=False)
+    try:
+        assert engine.render("{{ 1 }}", {}) == "1"
+        assert _driver_environ(engine)["GLIBC_TUNABLES"] == "glibc.malloc.tcache_count=7"
     finally:
         engine.close()
 
