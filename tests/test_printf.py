@@ -6,12 +6,14 @@ spell out, by hand, what Go's doPrintf reads in a directive.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gotmpl2jinja.emit import translate
 from gotmpl2jinja.emit.gofmt import Verb, parse_printf
 from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
-from gotmpl2jinja.errors import TranslationError
+from gotmpl2jinja.errors import RenderError, TranslationError
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.verify.conversation import jinja_context
 from gotmpl2jinja.verify.harness import verify_template
@@ -95,3 +97,67 @@ def test_html_escapes_what_go_escapes_on_every_engine() -> None:
     assert "\ufffd😀&lt;\\u0000\ufffd&amp;" in go  # the Go truth, as reviewed
     for engine in get_engines(engines):
         assert engine.render(jinja, jinja_context(nul)) == go, engine.name
+
+
+#: printf %d of every tool shape: no String method for %d, so fmt prints the structs field by
+#: field, with widths on every string and number inside.
+TOOL_SHAPES_D = ('{{ printf "%d" .Tools }}{{ range .Tools }}|{{ printf "%5d" . }}|'
+                 '{{ printf "%-3d" .Function }}|{{ printf "%d" .Function.Parameters }}|'
+                 '{{ printf "%d" .Function.Parameters.Properties }}'
+                 '{{ range .Function.Parameters.Properties }}|{{ printf "%d" . }}{{ end }}'
+                 '{{ end }}{{ if .Messages }}{{ end }}')
+
+
+def test_printf_d_of_the_tool_shapes_prints_go_structs_on_every_engine() -> None:
+    engines = raw_engine_names()
+    jinja = translate(TOOL_SHAPES_D)
+    result = verify_template(TOOL_SHAPES_D, jinja, cases=40, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    # one by hand: fields in Go's order (a tool's Type Items Function; a property's AnyOf Type
+    # Items Description Enum Properties Required), strings as %!d(string=…), nil any <nil>,
+    # the nil nested-properties pointer 0, padded like every number
+    flat = {"messages": [{"role": "user", "content": "hi"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "required": ["s"], "properties": {
+                "s": {"type": ["string", "null"], "description": "d", "enum": ["a", 1.5]}}}}}]}
+    prop = "{[] [%!d(string=string) %!d(string=null)] <nil> %!d(string=d) " \
+        "[%!d(string=a) %!d(float64=1.5)] 0 []}"
+    params = "{%!d(string=object) <nil> <nil> [%!d(string=s)] map[%!d(string=s):" + prop + "]}"
+    padded = ("{%!d(string=function) <nil> {%!d(string=    f) %!d(string=     ) "
+              "{%!d(string=object) <nil> <nil> [%!d(string=    s)] map[%!d(string=    s):"
+              "{[] [%!d(string=string) %!d(string= null)] <nil> %!d(string=    d) "
+              "[%!d(string=    a) %!d(float64=  1.5)]     0 []}]}}}")
+    want = ("[{%!d(string=function) <nil> {%!d(string=f) %!d(string=) " + params + "}}]|"
+            + padded + "|{%!d(string=f  ) %!d(string=   ) {%!d(string=object) <nil> <nil> "
+            "[%!d(string=s  )] map[%!d(string=s  ):{[] [%!d(string=string) %!d(string=null)] "
+            "<nil> %!d(string=d  ) [%!d(string=a  ) %!d(float64=1.5)] 0   []}]}}|" + params
+            + "|map[%!d(string=s):" + prop + "]|" + prop)
+    assert reference.render(TOOL_SHAPES_D, flat) == want
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(flat)) == want, engine.name
+    # a nested property's pointer is not nil: Go prints its address, the Jinja raises ADDRESS
+    nested = {"messages": flat["messages"], "tools": [{"type": "function", "function": {
+        "name": "f", "parameters": {"type": "object", "properties": {"o": {
+            "type": "object", "properties": {"x": {"type": "string"}}}}}}}]}
+    assert re.search(r"\[\] [1-9][0-9]{6,} \[\]\}", reference.render(TOOL_SHAPES_D, nested))
+    for engine in get_engines(engines):
+        with pytest.raises(RenderError, match="memory address"):
+            engine.render(jinja, jinja_context(nested))
+
+
+def test_printf_v_with_a_width_of_a_property_pads_each_field_on_every_engine() -> None:
+    """An api.ToolProperty has no String method: %7v prints its fields, the type by
+    PropertyType's String, the nil nested-properties pointer as a padded `<nil>`."""
+    source = ('{{ range .Tools }}{{ range .Function.Parameters.Properties }}'
+              '|{{ printf "%7v|%-4v" . . }}{{ end }}{{ end }}{{ if .Messages }}{{ end }}')
+    engines = raw_engine_names()
+    result = verify_template(source, translate(source), cases=40, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    flat = {"messages": [{"role": "user", "content": "hi"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"s": {"type": "string", "description": "x"}}}}}]}
+    want = "|{[]  string <nil>       x []   <nil> []}|{[] string <nil> x    [] <nil> []}"
+    assert reference.render(source, flat) == want
+    jinja = translate(source)
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(flat)) == want, engine.name

@@ -27,6 +27,13 @@ from gotmpl2jinja.emit.values import (
 )
 from gotmpl2jinja.syntax import nodes
 
+#: The tool shapes printf's %d prints field by field (fmt's printValue), and their macros.
+_TOOL_SHAPES = {
+    GoType.TOOLS: "go_fmt_tools", GoType.TOOL: "go_fmt_tool",
+    GoType.TOOL_FUNCTION: "go_fmt_function", GoType.PARAMETERS: "go_fmt_parameters",
+    GoType.PROPERTIES: "go_fmt_properties", GoType.PROPERTY: "go_fmt_property",
+}
+
 
 class Printf:
     """Emitter methods for `printf` (a mixin of `Emitter`)."""
@@ -143,6 +150,12 @@ class Printf:
                       *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
+        if t in _TOOL_SHAPES and (verb.verb == "d" or t == GoType.PROPERTY and verb.verb == "v"):
+            # String() is only for %s and %v, and an api.ToolProperty has none
+            macro = _TOOL_SHAPES[t]
+            self.macros.add(macro)
+            return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
+                        loop=arg.loop)
         if t == GoType.MESSAGES and verb.verb == "v":  # each element's address, padded
             return self.text(arg, node)
         if t == GoType.MESSAGES:
@@ -150,8 +163,8 @@ class Printf:
                              "address, or its Go type's name (`%!s(*template.templateMessage="
                              "…)`), which only Ollama's source decides", node)
         if t == GoType.PROPERTY:
-            raise self.error(f"printf %s or %d of {t.value}: Go prints its nested "
-                             "properties' pointer (an address), or its Go type's name "
+            raise self.error(f"printf %s of {t.value}: Go prints its nested properties' "
+                             "pointer (an address), or its Go type's name "
                              "(`%!s(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
                              "source decides", node)
         return None

@@ -205,3 +205,125 @@ _define(
 """,
     ("go_fmt_tool_call",),
 )
+
+# ---------------------------------------------------------------------------------------------
+# printf's %d (with a width and `-`) of the tool shapes: none has a String method for %d, so
+# fmt's printValue writes each struct field by field, every string and number with the verb
+# (go_fmt_string, go_fmt_json), a nil `any` as `<nil>`, a nil slice as `[]`, a nil map as
+# `map[]`, and a property's nested-properties pointer as an integer: 0 when nil, else its
+# address (then the contract's ADDRESS failure).
+
+_define(
+    "go_fmt_property", "p, verb, width, minus",
+    "fmt of an api.ToolProperty for verb `d` or `v`: `{[ANYOF…] [TYPE…] ITEMS DESCRIPTION "
+    "[ENUM…] 0 [REQUIRED…]}`, e.g. `{[] [%!d(string=string)] <nil> %!d(string=) [] 0 []}`; for "
+    "`v` TYPE by its String method and the nil pointer `<nil>`, each padded; nested "
+    "`properties` make Go print an address: raises ADDRESS.",
+    # minja runs a macro in its caller's scope: after the recursive call (anyOf) only the loop
+    # variable `q` is read (see json_property).
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- if p.get('properties') is not none -%}
+{{- raise_exception(@ADDRESS@) -}}
+{%- endif -%}
+{%- for q in [p] -%}
+{{- '{[' -}}
+{%- for a in q.get('anyOf', []) -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus) -}}
+{%- endfor -%}
+{{- '] ' -}}
+{%- if verb == 'v' -%}{{- go_fmt_string(print_property_type(q), verb, width, minus) -}}
+{%- else -%}
+{{- '[' -}}
+{%- set t = q.get('type', []) -%}
+{%- for x in ([t] if t is string else t) -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+{{- ' ' ~ go_fmt_json(q.get('items'), verb, width, minus) ~ ' '
+    ~ go_fmt_string(q.get('description', ''), verb, width, minus) ~ ' '
+    ~ go_fmt_json(q.get('enum', []), verb, width, minus) ~ ' '
+    ~ go_pad('<nil>' if verb == 'v' else '0', width, minus, false) ~ ' [' -}}
+{%- for x in q.get('required', []) -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- ']}' -}}
+{%- endfor -%}
+""",
+    ("go_fmt_string", "go_fmt_json", "go_pad", "print_property_type"),
+)
+
+_define(
+    "go_fmt_properties", "props, verb, width, minus",
+    "fmt of templateProperties (a Go map) for verb `d`: `map[KEY:PROPERTY …]`, keys sorted "
+    "bytewise, each printed with the verb; `map[]` when absent or null.",
+    """
+{{- 'map[' -}}
+{%- if props is defined and props is not none -%}
+{%- for k, x in @SORTED(props)@ -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus) ~ ':'
+    ~ go_fmt_property(x, verb, width, minus) -}}
+{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("go_fmt_string", "go_fmt_property"),
+)
+
+_define(
+    "go_fmt_parameters", "p, verb, width, minus",
+    "fmt of templateToolFunctionParameters for verb `d`: `{TYPE DEFS ITEMS [REQUIRED…] "
+    "PROPERTIES}`.",
+    """
+{%- set p = p if p is defined and p is mapping else {} -%}
+{%- set props = p.get('properties') -%}
+{{- '{' ~ go_fmt_string(p.get('type', ''), verb, width, minus) ~ ' '
+    ~ go_fmt_json(p.get('$defs'), verb, width, minus) ~ ' '
+    ~ go_fmt_json(p.get('items'), verb, width, minus) ~ ' [' -}}
+{%- for x in p.get('required', []) -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(x, verb, width, minus) -}}
+{%- endfor -%}
+{{- '] ' ~ go_fmt_properties(props, verb, width, minus) ~ '}' -}}
+""",
+    ("go_fmt_string", "go_fmt_json", "go_fmt_properties"),
+)
+
+_define(
+    "go_fmt_function", "fn, verb, width, minus",
+    "fmt of templateToolFunction for verb `d`: `{NAME DESCRIPTION PARAMETERS}`.",
+    """
+{%- set fn = fn if fn is defined and fn is mapping else {} -%}
+{%- set p = fn.get('parameters') -%}
+{{- '{' ~ go_fmt_string(fn.get('name', ''), verb, width, minus) ~ ' '
+    ~ go_fmt_string(fn.get('description', ''), verb, width, minus) ~ ' '
+    ~ go_fmt_parameters(p, verb, width, minus) ~ '}' -}}
+""",
+    ("go_fmt_string", "go_fmt_parameters"),
+)
+
+_define(
+    "go_fmt_tool", "t, verb, width, minus",
+    "fmt of templateTool for verb `d`: `{TYPE ITEMS FUNCTION}`.",
+    """
+{%- set f = t.get('function') -%}
+{{- '{' ~ go_fmt_string(t.get('type', ''), verb, width, minus) ~ ' '
+    ~ go_fmt_json(t.get('items'), verb, width, minus) ~ ' '
+    ~ go_fmt_function(f, verb, width, minus) ~ '}' -}}
+""",
+    ("go_fmt_string", "go_fmt_json", "go_fmt_function"),
+)
+
+_define(
+    "go_fmt_tools", "ts, verb, width, minus",
+    "fmt of templateTools for verb `d`: `[` go_fmt_tool joined by spaces `]`; `[]` when none.",
+    """
+{{- '[' -}}
+{%- if ts is defined and ts is not none -%}
+{%- for t in ts -%}{{- (' ' if not loop.first else '') ~ go_fmt_tool(t, verb, width, minus) -}}
+{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("go_fmt_tool",),
+)
