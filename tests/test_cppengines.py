@@ -289,6 +289,27 @@ def test_a_template_llama_server_will_not_load_is_named() -> None:
         "llama-server refuses the template (Unable to generate parser for this template)"
 
 
+def test_a_template_that_fails_to_load_leaves_nothing_for_the_next_ones() -> None:
+    """The driver keeps llama-server's template analysis per template and clock. A template
+    whose analysis fails is freed, and the next ones may be allocated at its address: kept by
+    address, its failure refused every template after it in the driver's life (seen in a
+    sweep). Kept by the template's text, only the failing one is refused."""
+    entries = ROOT / "fixtures/corpus/huggingface__huggingface.js/entries"
+    failing = entries / "072__library_phi4-mini_3.8b/template.gotmpl"
+    others = sorted(entries.glob("0[0-2]*/template.gotmpl"))[:8]
+    engine = CppEngine("llamacpp", server=True)
+    conv = jinja_context({"messages": [{"role": "user", "content": "x"}]})
+    try:
+        (refused,) = engine.render_many(translate(failing.read_text(encoding="utf-8")), [conv])
+        assert isinstance(refused, RenderError) and "Unable to generate parser" in str(refused)
+        for path in others:
+            jinja = translate(path.read_text(encoding="utf-8"))
+            (prompt,) = engine.render_many(jinja, [conv])
+            assert isinstance(prompt, str) and "x" in prompt, (path.parent.name, prompt)
+    finally:
+        engine.close()
+
+
 def test_a_kept_analysis_gives_the_prompts_of_a_fresh_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The llamacpp driver keeps llama-server's per-request template analysis, once per template

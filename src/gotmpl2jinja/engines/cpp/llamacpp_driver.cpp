@@ -71,10 +71,12 @@ extern "C" time_t time(time_t * out) {
 // llama-server analyses the template on every request: common_chat_templates_apply runs
 // autoparser::analyze_template, which renders the template on probe inputs to find its
 // markers (about half of a request's instructions under callgrind). What it finds depends on
-// the template and the clock alone, and it feeds the output parser and a prefill's generation
-// prompt. The harness sends thousands of requests per template, so the link wraps that call
-// (-Wl,--wrap, cpp/build.py) and each analysis is run once per template object and pinned
-// clock, its result (or its failure) copied into every later request's autoparser. The
+// the template (its source and special tokens) and the clock alone, and it feeds the output
+// parser and a prefill's generation prompt. The harness sends thousands of requests per
+// template, so the link wraps that call (-Wl,--wrap, cpp/build.py) and each analysis is run
+// once per template and pinned clock, its result (or its failure) copied into every later
+// request's autoparser. Keyed by the template's text, not its address: a template that fails
+// to load is freed, and the next one allocated may land at the same address. The
 // prompt is still built by llama.cpp's own code; tests/test_cppengines.py checks that the
 // prompts are the same bytes with G2J_FRESH_ANALYSIS=1.
 extern "C" void __real__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(
@@ -86,7 +88,7 @@ struct kept_analysis {
     std::string error;
 };
 
-static std::map<std::pair<const common_chat_template *, time_t>, kept_analysis> g_analyses;
+static std::map<std::pair<std::string, time_t>, kept_analysis> g_analyses;
 
 extern "C" void __wrap__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(
     autoparser::autoparser * self, const common_chat_template & tmpl) {
@@ -95,7 +97,8 @@ extern "C" void __wrap__ZN10autoparser10autoparser16analyze_templateERK20common_
         __real__ZN10autoparser10autoparser16analyze_templateERK20common_chat_template(self, tmpl);
         return;
     }
-    const auto key = std::make_pair(&tmpl, g_now);
+    auto key = std::make_pair(
+        tmpl.source() + '\0' + tmpl.bos_token() + '\0' + tmpl.eos_token(), g_now);
     auto it = g_analyses.find(key);
     if (it == g_analyses.end()) {
         kept_analysis kept;
@@ -106,7 +109,7 @@ extern "C" void __wrap__ZN10autoparser10autoparser16analyze_templateERK20common_
             kept.failed = true;
             kept.error = e.what();
         }
-        it = g_analyses.emplace(key, std::move(kept)).first;
+        it = g_analyses.emplace(std::move(key), std::move(kept)).first;
     }
     if (it->second.failed) {
         throw std::runtime_error(it->second.error);
@@ -130,12 +133,14 @@ extern "C" std::string __real__Z38common_chat_template_generation_promptB5cxx11R
     const common_chat_template & tmpl, const autoparser::generation_params & inputs);
 
 struct kept_render {
+    size_t request = 0;  // kept for the request being served only (g_request)
     const common_chat_template * tmpl = nullptr;
     autoparser::generation_params inputs;
     std::string output;
 };
 
 static std::unique_ptr<kept_render> g_last_render;
+static size_t g_request = 0;
 static size_t g_renders_reused = 0;
 
 // What common_chat_template_direct_apply_impl reads of its inputs (llama.cpp 0c1e57098),
@@ -153,7 +158,7 @@ extern "C" std::string __wrap__Z33common_chat_template_direct_applyB5cxx11RK20co
     g_last_render.reset();
     std::string output = __real__Z33common_chat_template_direct_applyB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(tmpl, inputs);
     if (!fresh && g_now_pinned) {
-        g_last_render = std::make_unique<kept_render>(kept_render{&tmpl, inputs, output});
+        g_last_render = std::make_unique<kept_render>(kept_render{g_request, &tmpl, inputs, output});
     }
     return output;
 }
@@ -161,7 +166,8 @@ extern "C" std::string __wrap__Z33common_chat_template_direct_applyB5cxx11RK20co
 extern "C" std::string __wrap__Z38common_chat_template_generation_promptB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(
     const common_chat_template & tmpl, const autoparser::generation_params & inputs) {
     std::unique_ptr<kept_render> kept = std::move(g_last_render);
-    if (!kept || kept->tmpl != &tmpl || !same_render_inputs(kept->inputs, inputs)) {
+    if (!kept || kept->request != g_request || kept->tmpl != &tmpl
+            || !same_render_inputs(kept->inputs, inputs)) {
         return __real__Z38common_chat_template_generation_promptB5cxx11RK20common_chat_templateRKN10autoparser17generation_paramsE(tmpl, inputs);
     }
     autoparser::generation_params other = inputs;
@@ -219,6 +225,7 @@ static std::string render_raw(const raw_template & t, const ojson & context) {
 
 #ifdef G2J_WITH_SERVER
 static std::string render_server(const server_template & t, const ojson & body_in) {
+    g_request++;
     json body = json::parse(body_in.dump());
     std::vector<raw_buffer> files;
     json params = oaicompat_chat_params_parse(body, t.params, files);
