@@ -556,6 +556,18 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
     ("{{ range .Messages }}{{ if .ToolCalls }}{{ index . 0 }}{{ end }}{{ end }}", True, False),
     ("{{ range .Tools }}{{ index .Function.Parameters.Properties 0 }}{{ end }}"
      "{{ if .Messages }}{{ end }}", True, False),
+    # a position that is not an integer: a string by a string, float, bool or nil; a decoded
+    # JSON value by a float, bool or nil (a map wants a string key, a list an integer)
+    ('{{ range .Messages }}{{ if eq .Role "user" }}{{ index .Content "h" }}{{ end }}{{ end }}',
+     True, True),
+    ('{{ range .Messages }}{{ if eq .Role "user" }}{{ index .Role 1.5 }}{{ end }}{{ end }}',
+     True, True),
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+     '{{ if eq $k "n" }}{{ index $v nil }}{{ end }}{{ end }}{{ end }}{{ end }}', True, False),
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+     '{{ if eq $k "l" }}{{ index $v 0.0 }}{{ end }}{{ end }}{{ end }}{{ end }}', True, False),
+    ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+     "{{ index $k $v }}{{ end }}{{ end }}{{ end }}", True, False),
     # %s and %v of a type with String(): String() formatted as a string (width, precision)
     ('{{ printf "%s|%-9.5s|%+v|%12v" .Tools .Tools .Tools .Tools }}{{ range .Tools }}'
      '{{ printf "%s;%s" . .Function.Parameters.Properties }}{{ end }}{{ range .Messages }}'

@@ -25,6 +25,9 @@ from gotmpl2jinja.emit.values import (
 )
 from gotmpl2jinja.syntax import nodes
 
+#: Operand types `index` can never use as a position (Go's indexArg takes integers only).
+_NEVER_AN_INDEX = (GoType.FLOAT, GoType.BOOL, GoType.NIL)
+
 
 class Strings:
     """Emitter methods for len, index, slice and byte lengths (a mixin of `Emitter`)."""
@@ -237,6 +240,14 @@ class Strings:
             raise self.error(f"index of {coll.type.value} by a number: Go gives one byte of "
                              "the text, as a number, which no portable Jinja computes from a "
                              "character", node)
+        # Go's indexArg takes only integers: a string by a string, a float64, a bool, nil or a
+        # decoded-JSON value (a float64 when a number) always fails; so does a decoded-JSON
+        # value (map, slice, string or scalar) by a float64, a bool or nil
+        if coll.type == GoType.STRING and key.type in (*_NEVER_AN_INDEX, GoType.STRING,
+                                                       GoType.ANY):
+            return self.raising(f"cannot index slice/array with type {key.type.value}")
+        if coll.type == GoType.ANY and key.type in _NEVER_AN_INDEX:
+            return self.raising(f"cannot index with a {key.type.value}")
         raise self.error(f"index of Go type {coll.type.value}: not supported", node)
 
     @staticmethod
