@@ -209,16 +209,18 @@ _define(
 # ---------------------------------------------------------------------------------------------
 # printf's %d (with a width and `-`) of the tool shapes: none has a String method for %d, so
 # fmt's printValue writes each struct field by field, every string and number with the verb
-# (go_fmt_string, go_fmt_json), a nil `any` as `<nil>`, a nil slice as `[]`, a nil map as
-# `map[]`, and a property's nested-properties pointer as an integer: 0 when nil, else its
-# address (then the contract's ADDRESS failure).
+# (go_fmt_string, go_fmt_json: a []string prints as a list of strings does), a nil `any` as
+# `<nil>`, a nil slice as `[]`, a nil map as `map[]`, and a property's nested-properties pointer
+# as an integer: 0 when nil, else its address (then the contract's ADDRESS failure). An
+# api.ToolProperty has no String method at all, so `{{ $p }}` (print_property) is its %v.
 
 _define(
     "go_fmt_property", "p, verb, width, minus",
-    "fmt of an api.ToolProperty for verb `d` or `v`: `{[ANYOF…] [TYPE…] ITEMS DESCRIPTION "
-    "[ENUM…] 0 [REQUIRED…]}`, e.g. `{[] [%!d(string=string)] <nil> %!d(string=) [] 0 []}`; for "
-    "`v` TYPE by its String method and the nil pointer `<nil>`, each padded; nested "
-    "`properties` make Go print an address: raises ADDRESS.",
+    "fmt of an api.ToolProperty for verb `d` or `v` (width -1: none): `{[ANYOF…] [TYPE…] "
+    "ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] [%!d(string=string)] <nil> "
+    "%!d(string=) [] 0 []}`; for `v` TYPE by its String method and the nil pointer `<nil>` "
+    "(`{[] string <nil>  [] <nil> []}`), each padded; nested `properties` make Go print an "
+    "address: raises ADDRESS.",
     # minja runs a macro in its caller's scope: after the recursive call (anyOf) only the loop
     # variable `q` is read (see json_property).
     """
@@ -231,24 +233,14 @@ _define(
 {%- for a in q.get('anyOf', []) -%}
 {{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus) -}}
 {%- endfor -%}
-{{- '] ' -}}
-{%- if verb == 'v' -%}{{- go_fmt_string(print_property_type(q), verb, width, minus) -}}
-{%- else -%}
-{{- '[' -}}
 {%- set t = q.get('type', []) -%}
-{%- for x in ([t] if t is string else t) -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(x, verb, width, minus) -}}
-{%- endfor -%}
-{{- ']' -}}
-{%- endif -%}
-{{- ' ' ~ go_fmt_json(q.get('items'), verb, width, minus) ~ ' '
+{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus) if verb == 'v'
+    else go_fmt_json([t] if t is string else t, verb, width, minus)) ~ ' '
+    ~ go_fmt_json(q.get('items'), verb, width, minus) ~ ' '
     ~ go_fmt_string(q.get('description', ''), verb, width, minus) ~ ' '
     ~ go_fmt_json(q.get('enum', []), verb, width, minus) ~ ' '
-    ~ go_pad('<nil>' if verb == 'v' else '0', width, minus, false) ~ ' [' -}}
-{%- for x in q.get('required', []) -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(x, verb, width, minus) -}}
-{%- endfor -%}
-{{- ']}' -}}
+    ~ go_pad('<nil>' if verb == 'v' else '0', width, minus, false) ~ ' '
+    ~ go_fmt_json(q.get('required', []), verb, width, minus) ~ '}' -}}
 {%- endfor -%}
 """,
     ("go_fmt_string", "go_fmt_json", "go_pad", "print_property_type"),
@@ -280,11 +272,9 @@ _define(
 {%- set props = p.get('properties') -%}
 {{- '{' ~ go_fmt_string(p.get('type', ''), verb, width, minus) ~ ' '
     ~ go_fmt_json(p.get('$defs'), verb, width, minus) ~ ' '
-    ~ go_fmt_json(p.get('items'), verb, width, minus) ~ ' [' -}}
-{%- for x in p.get('required', []) -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(x, verb, width, minus) -}}
-{%- endfor -%}
-{{- '] ' ~ go_fmt_properties(props, verb, width, minus) ~ '}' -}}
+    ~ go_fmt_json(p.get('items'), verb, width, minus) ~ ' '
+    ~ go_fmt_json(p.get('required', []), verb, width, minus) ~ ' '
+    ~ go_fmt_properties(props, verb, width, minus) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_json", "go_fmt_properties"),
 )

@@ -263,25 +263,9 @@ _define(
     "`{ANYOF TYPE ITEMS DESCRIPTION ENUM PROPERTIES REQUIRED}`, e.g. `{[] string <nil>  [] "
     "<nil> []}`. A property with nested `properties` prints a pointer address in Go "
     "(non-deterministic): the macro raises the contract's ADDRESS failure then.",
-    """
-{%- set p = p if p is defined and p is mapping else {} -%}
-{%- if p.get('properties') is not none -%}
-{{- raise_exception(@ADDRESS@) -}}
-{%- endif -%}
-{%- for q in [p] -%}
-{{- '{[' -}}
-{%- if q.get('anyOf') is not none -%}
-{%- for a in q.get('anyOf') -%}
-{{- (' ' if not loop.first else '') ~ print_property(a) -}}
-{%- endfor -%}
-{%- endif -%}
-{{- '] ' ~ print_property_type(q) ~ ' '
-    ~ ('<nil>' if q.get('items') is none else _go_print(q.get('items'))) ~ ' '
-    ~ q.get('description', '') ~ ' '
-    ~ print_slice(q.get('enum')) ~ ' <nil> ' ~ print_strings(q.get('required')) ~ '}' -}}
-{%- endfor -%}
-""",
-    ("print_property_type", "print_slice", "print_strings", "_go_print"),
+    # fmt's %v with no width or flag: the field-by-field printing of printf (tool_calls)
+    "{{- go_fmt_property(p, 'v', -1, false) -}}",
+    ("go_fmt_property",),
 )
 
 # ---------------------------------------------------------------------------------------------
