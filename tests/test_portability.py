@@ -39,6 +39,14 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "method on a variable holding it": (
         "{% macro f() %}a-b{% endmacro %}{% set r = f() %}{{ r.split('-')|length }}", {},
         everywhere("2")),
+    "method on a parenthesized call's result": (
+        "{% macro f() %}a-b{% endmacro %}{{ (f()).split('-')|length }}", {},
+        everywhere("2")),
+    # --- why the runtime writes `else 0 - 1`, never `else -1` -------------------------------
+    "unary minus after else": (
+        "{{ 1 if false else -1 }}", {}, everywhere("-1", llamacpp=ERROR)),
+    "subtraction after else": (
+        "{{ 1 if false else 0 - 1 }}|{{ (-1) }}", {}, everywhere("-1|-1")),
     # --- why small integers skip the float machinery (runtime.SMALL_INT) -----------------------
     "integer test of decoded JSON numbers": (
         "{% for x in xs %}{{ x is integer }},{% endfor %}|{{ (xs[0]|string) ~ (xs[3]|string) }}",

@@ -161,3 +161,65 @@ def test_printf_v_with_a_width_of_a_property_pads_each_field_on_every_engine() -
     jinja = translate(source)
     for engine in get_engines(engines):
         assert engine.render(jinja, jinja_context(flat)) == want, engine.name
+
+
+#: %f, %e and %g of numbers known only at run time (decoded tool-call arguments), and of the
+#: composites that hold them: each element with the verb, width and precision.
+RUN_TIME_FLOATS = (
+    '{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
+    '{{ $k }}[{{ printf "%.2f|%.0f|%e|%.3G|%.10g|%8.3f|%-7.1e." $v $v $v $v $v $v $v }}]\n'
+    '{{ end }}{{ printf "%6.2f|%.3d" .Function.Arguments . }}{{ end }}{{ end }}')
+
+
+def test_printf_f_e_g_of_run_time_numbers_round_the_exact_value_on_every_engine() -> None:
+    engines = raw_engine_names()
+    jinja = translate(RUN_TIME_FLOATS)
+    result = verify_template(RUN_TIME_FLOATS, jinja, cases=40, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    # the binary value, not the shortest digits, is rounded, half to even where exact:
+    # 2.675 is 2.67499…, 0.125 and 2.5 are ties; 5e-324 is 4.94e-324; strings, booleans and nil
+    # print as %!f(…) with the width and precision. (No %g without a precision: that is %v,
+    # whose shortest digits of a subnormal take llama.cpp seconds.)
+    args = {"a": 2.675, "b": 0.125, "c": 2.5, "d": 1e21, "e": 5e-324, "f": -0.0,
+            "h": 0.1, "i": 123456789.0, "k": "text", "l": True, "m": None,
+            "n": [1.005, -7]}
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "arguments": args}}]}]}
+    want = reference.render(RUN_TIME_FLOATS, conv)
+    for line in ("a[2.67|3|2.675000e+00|2.67|2.675|   2.675|2.7e+00.]",
+                 "b[0.12|0|1.250000e-01|0.125|0.125|   0.125|1.2e-01.]",
+                 "c[2.50|2|2.500000e+00|2.5|2.5|   2.500|2.5e+00.]",
+                 "e[0.00|0|4.940656e-324|4.94E-324|4.940656458e-324|   0.000|4.9e-324.]",
+                 "f[-0.00|-0|-0.000000e+00|-0|-0|  -0.000|-0.0e+00.]",
+                 "i[123456789.00|123456789|1.234568e+08|1.23E+08|123456789|123456789.000|"
+                 "1.2e+08.]",
+                 "k[%!f(string=te)|%!f(string=)|%!e(string=text)|%!G(string=tex)|%!g(string=text)|"
+                 "%!f(string=     tex)|%!e(string=t      ).]",
+                 "n[[1.00 -7.00]|[1 -7]|[1.005000e+00 -7.000000e+00]|[1 -7]|[1.005 -7]|"
+                 "[   1.005   -7.000]|[1.0e+00 -7.0e+00].]"):
+        assert line + "\n" in want
+    assert "|{%!d(string=) {000 %!d(string=f) map[%!d(string=a):%!d(float64=2.67) " in want
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(conv)) == want, engine.name
+    # a tiny number's first digits (go_fmt_float reads only those) that end in 4999… after the
+    # rounding digit are read again in full: 2.5e-300 is 2.4999…e-300, 1.5e-300 1.5000…1e-300
+    source = ('{{ range .Messages }}{{ range .ToolCalls }}{{ range .Function.Arguments }}'
+              '{{ printf "%.0e|%.1e;" . . }}{{ end }}{{ end }}{{ end }}')
+    conv["messages"][0]["tool_calls"][0]["function"]["arguments"] = {"a": 2.5e-300,
+                                                                     "b": 1.5e-300}
+    assert reference.render(source, conv) == "2e-300|2.5e-300;2e-300|1.5e-300;"
+    jinja = translate(source)
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(conv)) == "2e-300|2.5e-300;2e-300|1.5e-300;"
+
+
+def test_printf_of_messages_prints_addresses_for_the_pointer_verbs_only() -> None:
+    """%x, %o, %b, %d, %v of .Messages: each element's address (the contract's failure), `[]`
+    when there are none; %s or %f print the Go type's name, which Ollama's source decides."""
+    source = '{{ printf "%x|%-8X|%.3o|%b" .Messages .Messages .Messages .Messages }}'
+    engines = raw_engine_names()
+    result = verify_template(source, translate(source), cases=20, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    for verb in ("%s", "%5.2f", "%q"):
+        with pytest.raises(TranslationError, match="templateMessage"):
+            translate('{{ printf "' + verb + '" .Messages }}')

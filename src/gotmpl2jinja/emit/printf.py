@@ -98,7 +98,17 @@ class Printf:
                 return self.printf_value(replace(verb, flags=verb.flags.replace("+", "")),
                                          self.text(arg, node, sprint=True), "string", fmt,
                                          node, sharp_v=False)
-            if verb.verb in "sdv" and set(verb.flags) <= {"-"} and verb.precision is None:
+            if arg.type == GoType.MESSAGES and verb.verb in "vbodxX" and not verb.has("#"):
+                # fmtPointer prints each element's address for these verbs, whatever the
+                # flags, width or precision (`0xc…`, or a number): `[]` when empty, else the
+                # contract's failure. (Other verbs print `%!s(*template.templateMessage=&{…})`.)
+                return self.text(arg, node)
+            if arg.type == GoType.MESSAGES:
+                raise self.error(f"printf of {arg.type.value} by a verb but %v %d %x %X %o "
+                                 "%b, or with `#`: Go prints each message as `%!s(*template."
+                                 "templateMessage=&{…})` (or its slice type), a Go type's name "
+                                 "that only Ollama's source decides", node)
+            if verb.verb in "sdvfFeEgG" and set(verb.flags) <= {"-"}:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
@@ -119,12 +129,13 @@ class Printf:
         return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=False)
 
     def printf_composite(self, verb: Verb, arg: Expr, node: nodes.Node) -> Expr | None:
-        """%s, %d or %v (a width and `-` at most) of a decoded-JSON value, a message, its tool
-        calls or one call, as fmt's printValue prints them (runtime.go_fmt_*); None for the
-        others (a pointer inside prints its address, or a type name of Go's package)."""
+        """%s, %d, %v, %f, %e or %g (a width, a precision and `-` at most) of a decoded-JSON
+        value, a message, its tool calls or one call, as fmt's printValue prints them
+        (runtime.go_fmt_*); %d of the tool shapes; None for the others (a pointer inside
+        prints its address, or a type name of Go's package)."""
         t, c = arg.type, arg.code
-        params = (f"{runtime.literal(verb.verb)}, {-1 if verb.width is None else verb.width}, "
-                  f"{'true' if verb.has('-') else 'false'}")
+        params = (f"{runtime.literal(verb.verb)}, {_or_minus_one(verb.width)}, "
+                  f"{'true' if verb.has('-') else 'false'}, {_or_minus_one(verb.precision)}")
         if t == GoType.ANY:  # at the top, nil is printArg's: padded <nil> for %v, else %!s(<nil>)
             self.macros.add("go_fmt_json")
             nil = (self.padded(const_expr("<nil>"), verb, zero=False) if verb.verb == "v"
@@ -132,7 +143,7 @@ class Printf:
             return Expr(f"{nil.code} if {arg.wrap(COMPARE)} is none else "
                         f"go_fmt_json({c}, {params})", GoType.STRING, COND, stable=arg.stable,
                         loop=arg.loop)
-        if t == GoType.ARGS and verb.verb == "d":  # (String() is only for %s and %v)
+        if t == GoType.ARGS and verb.verb not in "sv":  # (String() is only for %s and %v)
             self.macros.add("go_fmt_json")
             return Expr(f"'map[]' if {arg.wrap(COMPARE)} is not defined or "
                         f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
@@ -150,19 +161,19 @@ class Printf:
                       *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
-        if t in _TOOL_SHAPES and (verb.verb == "d" or t == GoType.PROPERTY and verb.verb == "v"):
+        if t in _TOOL_SHAPES and verb.precision is None \
+                and (verb.verb == "d" or t == GoType.PROPERTY and verb.verb == "v"):
             # String() is only for %s and %v, and an api.ToolProperty has none
             macro = _TOOL_SHAPES[t]
             self.macros.add(macro)
             return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
-        if t == GoType.MESSAGES and verb.verb == "v":  # each element's address, padded
-            return self.text(arg, node)
-        if t == GoType.MESSAGES:
-            raise self.error(f"printf %s or %d of {t.value}: Go prints each message's "
-                             "address, or its Go type's name (`%!s(*template.templateMessage="
-                             "…)`), which only Ollama's source decides", node)
-        if t == GoType.PROPERTY:
+        if t in _TOOL_SHAPES and verb.verb in "fFeEgG":
+            raise self.error(f"printf %f, %e or %g of {t.value}: Go prints a tool property's "
+                             "nested-properties pointer with its Go type's name "
+                             "(`%!f(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
+                             "source decides", node)
+        if t == GoType.PROPERTY and verb.verb in "sv":
             raise self.error(f"printf %s of {t.value}: Go prints its nested properties' "
                              "pointer (an address), or its Go type's name "
                              "(`%!s(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
@@ -219,6 +230,14 @@ class Printf:
                 + ("" if verb.precision is None else f".{verb.precision}") + verb.verb.lower()
             text = spec % float(arg.const)  # type: ignore[arg-type]
             return const_expr(text.upper() if verb.verb == "E" else text)
+        if type_name == "float64" and verb.verb in "fFeEgGv" and set(verb.flags) <= {"-"}:
+            # known only at run time: strconv's exact rounding in the runtime (%v is %g)
+            self.macros.update(("go_fmt_float", "go_pad"))
+            prec = (verb.precision if verb.precision is not None
+                    else 6 if verb.verb in "fFeE" else -1)
+            text = Expr(f"go_fmt_float({arg.code}, {runtime.literal(verb.verb.replace('v', 'g'))}"
+                        f", {prec})", GoType.STRING, stable=arg.stable, loop=arg.loop)
+            return self.padded(text, verb, zero=False)
         raise unsupported
 
     def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:

@@ -44,7 +44,7 @@ How the macros stay portable (see docs/jinja-portability.md §3):
 API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro_source(names)`,
 `macro_block(names)` (the same between two comment lines, as the translator pastes it),
 `public_macros()`. Public macros:
-values — json_string, json_number, print_number, json_value, print_value, print_slice,
+values — json_string, json_number, print_number, go_fmt_float, json_value, print_value, print_slice,
 print_strings, print_int; tools — json_tools, json_tool, json_function, json_parameters,
 json_properties, print_properties, json_property, print_property, print_property_type,
 typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls,

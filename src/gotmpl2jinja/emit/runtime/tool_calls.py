@@ -112,93 +112,108 @@ _define(
 )
 
 # ---------------------------------------------------------------------------------------------
-# printf's %s, %d and %v (with a width and `-`) of composite values: fmt's printValue, every
-# field and element printed with the directive's verb and width (a string or number field is
-# padded by itself; a verb it does not take prints as %!d(string=…), the value in %v)
+# printf's %s, %d, %v, %f, %e and %g (with a width, a precision and `-`) of composite values:
+# fmt's printValue, every field and element printed with the directive's verb, width and
+# precision (a string or number field is padded by itself; a verb it does not take prints as
+# %!d(string=…), the value in %v with the same width and precision). `prec` -1: none.
 
 _define(
-    "go_fmt_string", "s, verb, width, minus",
-    "fmt of a string inside a printed value for verb `s`, `v` or `d` (`width` -1: none): the "
-    "string padded by runes; for `d` in `%!d(string=…)`.",
+    "go_fmt_string", "s, verb, width, minus, prec",
+    "fmt of a string inside a printed value for a verb of `sdvfFeEgG` (`width`, `prec` -1: "
+    "none): its first `prec` runes padded to `width` runes; for a verb other than `s` or `v` "
+    "in `%!d(string=…)`.",
     """
-{%- set t = go_pad_string(s, width, minus, false) if width >= 0 else s -%}
-{{- t if verb != 'd' else '%!d(string=' ~ t ~ ')' -}}
+{%- set t = go_truncate(s, prec) if prec >= 0 else s -%}
+{%- set t = go_pad_string(t, width, minus, false) if width >= 0 else t -%}
+{{- t if verb in 'sv' else '%!' ~ verb ~ '(string=' ~ t ~ ')' -}}
 """,
-    ("go_pad_string",),
+    ("go_truncate", "go_pad_string"),
 )
 
 _define(
-    "go_fmt_int", "n, verb, width, minus",
-    "fmt of an int field (a tool call's Index, 0 when absent) for verb `s`, `v` or `d`: its "
-    "digits padded; for `s` in `%!s(int=…)`.",
+    "go_fmt_int", "n, verb, width, minus, prec",
+    "fmt of an int field (a tool call's Index, 0 when absent) for a verb of `sdvfFeEgG`: its "
+    "digits, zero-filled to `prec` (none at all for 0 with `prec` 0), padded; for a verb "
+    "other than `d` or `v` in `%!s(int=…)`.",
     """
-{%- set t = go_pad(print_int(n), width, minus, false) -%}
-{{- t if verb != 's' else '%!s(int=' ~ t ~ ')' -}}
+{%- set d = print_int(n) -%}
+{%- if prec >= 0 -%}
+{%- set neg = d[:1] == '-' -%}
+{%- set a = d[1:] if neg else d -%}
+{%- set d = ('-' if neg else '')
+    ~ go_pad('' if prec == 0 and a == '0' else a, prec, false, true) -%}
+{%- endif -%}
+{%- set t = go_pad(d, width, minus, false) -%}
+{{- t if verb in 'dv' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
 """,
     ("go_pad", "print_int"),
 )
 
 _define(
-    "go_fmt_json", "v, verb, width, minus",
-    "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for "
-    "verb `s`, `v` or `d`: nil `<nil>` (unpadded), a bool or a float64 padded in %v, wrapped "
-    "as `%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a string as "
-    "go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
+    "go_fmt_json", "v, verb, width, minus, prec",
+    "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for a "
+    "verb of `sdvfFeEgG`: nil `<nil>` (unpadded), a bool padded, a float64 by go_fmt_float (%v "
+    "is %g) padded, wrapped as `%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a "
+    "string as go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
     """
 {%- if v is not defined or v is none -%}{{- '<nil>' -}}
 {%- elif v is boolean -%}
 {%- set t = go_pad('true' if v else 'false', width, minus, false) -%}
 {{- t if verb == 'v' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
-{%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus) -}}
+{%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus, prec) -}}
 {%- elif v is number -%}
-{%- set t = go_pad(print_number(v), width, minus, false) -%}
-{{- t if verb == 'v' else '%!' ~ verb ~ '(float64=' ~ t ~ ')' -}}
+{%- set fv = verb in 'fFeEgG' -%}
+{%- set t = go_pad(go_fmt_float(v, verb if fv else 'g',
+    prec if prec >= 0 else (6 if verb in 'fFeE' else 0 - 1))
+    if fv or prec >= 0 else print_number(v), width, minus, false) -%}
+{{- t if fv or verb == 'v' else '%!' ~ verb ~ '(float64=' ~ t ~ ')' -}}
 {%- elif v is mapping -%}
 {{- 'map[' -}}
 {%- for k, x in @SORTED(v)@ -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus) ~ ':'
-    ~ go_fmt_json(x, verb, width, minus) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus, prec) ~ ':'
+    ~ go_fmt_json(x, verb, width, minus, prec) -}}
 {%- endfor -%}
 {{- ']' -}}
 {%- else -%}
 {{- '[' -}}
-{%- for x in v -%}{{- (' ' if not loop.first else '') ~ go_fmt_json(x, verb, width, minus) -}}
+{%- for x in v -%}{{- (' ' if not loop.first else '') ~ go_fmt_json(x, verb, width, minus, prec) -}}
 {%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 """,
-    ("go_fmt_string", "go_pad", "print_number"),
+    ("go_fmt_string", "go_pad", "print_number", "go_fmt_float"),
 )
 
 _define(
-    "go_fmt_tool_call", "c, verb, width, minus",
-    "fmt of one templateToolCall for verb `s`, `v` or `d`: `{ID {INDEX NAME ARGS}}`, each "
-    "field by itself; ARGS by String() (as a padded string) for `s` and `v`, as a map for `d` "
-    "(`map[]` when the call has none).",
+    "go_fmt_tool_call", "c, verb, width, minus, prec",
+    "fmt of one templateToolCall for a verb of `sdvfFeEgG`: `{ID {INDEX NAME ARGS}}`, each "
+    "field by itself; ARGS by String() (as a padded string) for `s` and `v`, as a map for the "
+    "others (`map[]` when the call has none).",
     """
 {%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {%- set args = fn.arguments if fn.arguments is defined else none -%}
-{%- if verb == 'd' -%}{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb,
-    width, minus) -%}
-{%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus) -%}
+{%- if verb not in 'sv' -%}{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb,
+    width, minus, prec) -%}
+{%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus, prec) -%}
 {%- endif -%}
-{{- '{' ~ go_fmt_string(c.id if c.id is defined and c.id is not none else '', verb, width, minus)
-    ~ ' {' ~ go_fmt_int(fn.index, verb, width, minus) ~ ' '
+{{- '{' ~ go_fmt_string(c.id if c.id is defined and c.id is not none else '', verb, width,
+    minus, prec)
+    ~ ' {' ~ go_fmt_int(fn.index, verb, width, minus, prec) ~ ' '
     ~ go_fmt_string(fn.name if fn.name is defined and fn.name is not none else '', verb, width,
-    minus) ~ ' ' ~ shown ~ '}}' -}}
+    minus, prec) ~ ' ' ~ shown ~ '}}' -}}
 """,
     ("go_fmt_string", "go_fmt_int", "go_fmt_json", "print_arguments"),
 )
 
 _define(
-    "go_fmt_tool_calls", "calls, verb, width, minus",
+    "go_fmt_tool_calls", "calls, verb, width, minus, prec",
     "fmt of a message's ToolCalls for verb `s`, `v` or `d`: `[` go_fmt_tool_call joined by "
     "spaces `]`; `[]` when none.",
     """
 {{- '[' -}}
 {%- if calls is defined and calls is not none -%}
 {%- for c in calls -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
@@ -215,7 +230,7 @@ _define(
 # api.ToolProperty has no String method at all, so `{{ $p }}` (print_property) is its %v.
 
 _define(
-    "go_fmt_property", "p, verb, width, minus",
+    "go_fmt_property", "p, verb, width, minus, prec",
     "fmt of an api.ToolProperty for verb `d` or `v` (width -1: none): `{[ANYOF…] [TYPE…] "
     "ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] [%!d(string=string)] <nil> "
     "%!d(string=) [] 0 []}`; for `v` TYPE by its String method and the nil pointer `<nil>` "
@@ -231,31 +246,31 @@ _define(
 {%- for q in [p] -%}
 {{- '{[' -}}
 {%- for a in q.get('anyOf', []) -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- set t = q.get('type', []) -%}
-{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus) if verb == 'v'
-    else go_fmt_json([t] if t is string else t, verb, width, minus)) ~ ' '
-    ~ go_fmt_json(q.get('items'), verb, width, minus) ~ ' '
-    ~ go_fmt_string(q.get('description', ''), verb, width, minus) ~ ' '
-    ~ go_fmt_json(q.get('enum', []), verb, width, minus) ~ ' '
+{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb == 'v'
+    else go_fmt_json([t] if t is string else t, verb, width, minus, prec)) ~ ' '
+    ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec) ~ ' '
     ~ go_pad('<nil>' if verb == 'v' else '0', width, minus, false) ~ ' '
-    ~ go_fmt_json(q.get('required', []), verb, width, minus) ~ '}' -}}
+    ~ go_fmt_json(q.get('required', []), verb, width, minus, prec) ~ '}' -}}
 {%- endfor -%}
 """,
     ("go_fmt_string", "go_fmt_json", "go_pad", "print_property_type"),
 )
 
 _define(
-    "go_fmt_properties", "props, verb, width, minus",
+    "go_fmt_properties", "props, verb, width, minus, prec",
     "fmt of templateProperties (a Go map) for verb `d`: `map[KEY:PROPERTY …]`, keys sorted "
     "bytewise, each printed with the verb; `map[]` when absent or null.",
     """
 {{- 'map[' -}}
 {%- if props is defined and props is not none -%}
 {%- for k, x in @SORTED(props)@ -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus) ~ ':'
-    ~ go_fmt_property(x, verb, width, minus) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus, prec) ~ ':'
+    ~ go_fmt_property(x, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
@@ -264,53 +279,54 @@ _define(
 )
 
 _define(
-    "go_fmt_parameters", "p, verb, width, minus",
+    "go_fmt_parameters", "p, verb, width, minus, prec",
     "fmt of templateToolFunctionParameters for verb `d`: `{TYPE DEFS ITEMS [REQUIRED…] "
     "PROPERTIES}`.",
     """
 {%- set p = p if p is defined and p is mapping else {} -%}
 {%- set props = p.get('properties') -%}
-{{- '{' ~ go_fmt_string(p.get('type', ''), verb, width, minus) ~ ' '
-    ~ go_fmt_json(p.get('$defs'), verb, width, minus) ~ ' '
-    ~ go_fmt_json(p.get('items'), verb, width, minus) ~ ' '
-    ~ go_fmt_json(p.get('required', []), verb, width, minus) ~ ' '
-    ~ go_fmt_properties(props, verb, width, minus) ~ '}' -}}
+{{- '{' ~ go_fmt_string(p.get('type', ''), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_json(p.get('$defs'), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_json(p.get('items'), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_json(p.get('required', []), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_properties(props, verb, width, minus, prec) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_json", "go_fmt_properties"),
 )
 
 _define(
-    "go_fmt_function", "fn, verb, width, minus",
+    "go_fmt_function", "fn, verb, width, minus, prec",
     "fmt of templateToolFunction for verb `d`: `{NAME DESCRIPTION PARAMETERS}`.",
     """
 {%- set fn = fn if fn is defined and fn is mapping else {} -%}
 {%- set p = fn.get('parameters') -%}
-{{- '{' ~ go_fmt_string(fn.get('name', ''), verb, width, minus) ~ ' '
-    ~ go_fmt_string(fn.get('description', ''), verb, width, minus) ~ ' '
-    ~ go_fmt_parameters(p, verb, width, minus) ~ '}' -}}
+{{- '{' ~ go_fmt_string(fn.get('name', ''), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_string(fn.get('description', ''), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_parameters(p, verb, width, minus, prec) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_parameters"),
 )
 
 _define(
-    "go_fmt_tool", "t, verb, width, minus",
+    "go_fmt_tool", "t, verb, width, minus, prec",
     "fmt of templateTool for verb `d`: `{TYPE ITEMS FUNCTION}`.",
     """
 {%- set f = t.get('function') -%}
-{{- '{' ~ go_fmt_string(t.get('type', ''), verb, width, minus) ~ ' '
-    ~ go_fmt_json(t.get('items'), verb, width, minus) ~ ' '
-    ~ go_fmt_function(f, verb, width, minus) ~ '}' -}}
+{{- '{' ~ go_fmt_string(t.get('type', ''), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_json(t.get('items'), verb, width, minus, prec) ~ ' '
+    ~ go_fmt_function(f, verb, width, minus, prec) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_json", "go_fmt_function"),
 )
 
 _define(
-    "go_fmt_tools", "ts, verb, width, minus",
+    "go_fmt_tools", "ts, verb, width, minus, prec",
     "fmt of templateTools for verb `d`: `[` go_fmt_tool joined by spaces `]`; `[]` when none.",
     """
 {{- '[' -}}
 {%- if ts is defined and ts is not none -%}
-{%- for t in ts -%}{{- (' ' if not loop.first else '') ~ go_fmt_tool(t, verb, width, minus) -}}
+{%- for t in ts -%}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool(t, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}

@@ -264,7 +264,7 @@ _define(
     "<nil> []}`. A property with nested `properties` prints a pointer address in Go "
     "(non-deterministic): the macro raises the contract's ADDRESS failure then.",
     # fmt's %v with no width or flag: the field-by-field printing of printf (tool_calls)
-    "{{- go_fmt_property(p, 'v', -1, false) -}}",
+    "{{- go_fmt_property(p, 'v', -1, false, -1) -}}",
     ("go_fmt_property",),
 )
 
