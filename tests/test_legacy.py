@@ -337,6 +337,34 @@ def test_funcs_reached_in_the_final_turn_fail_like_ollama_and_warn() -> None:
                                                {"prompt": "p", "suffix": "s"}])
 
 
+#: Definitions on the legacy path: the whole template runs them with the turn's fields (a
+#: definition that calls another included); the cut one of the final turn has none.
+TEMPLATE_BEFORE_CUT = ('{{ define "sys" }}<<{{ .System }}>>{{ template "q" .Prompt }}{{ end }}'
+                       '{{ define "q" }}"{{ . }}"{{ end }}{{ if .System }}{{ template "sys" . }}'
+                       '{{ end }}{{ block "p" .Prompt }}[{{ . }}]{{ end }}{{ .Response }};')
+
+
+def test_template_and_block_run_in_whole_turns_and_fail_in_the_final_one() -> None:
+    jinja, texts = collect_warnings(
+        lambda: translate_legacy(parse(TEMPLATE_BEFORE_CUT, "t"), "t"))
+    assert [t[:8] for t in texts] == ["t:1:121:", "t:1:152:"] and '"sys"' in texts[0]
+    # every final turn reaches `block "p"`: Ollama fails each chat request…
+    assert go_outcome(TEMPLATE_BEFORE_CUT, {"messages": [U1]}) == ("raised", None)
+    # …and renders the definitions, the nested one too, in a fill-in-the-middle request
+    fim = {"prompt": "p", "suffix": "s"}
+    assert go_outcome(TEMPLATE_BEFORE_CUT, fim) == ("ok", "[p];")
+    assert_same_as_go(TEMPLATE_BEFORE_CUT, jinja, [
+        {"messages": [U1]}, {"messages": [S, U1, A1, U2]}, {"messages": []}, fim])
+    # a template whose definitions lie after the cut: every turn renders
+    source = ('{{ .Prompt }}{{ .Response }}{{ template "r" . }}'
+              '{{ define "r" }}<{{ .System }}|{{ .Response }}>{{ end }}')
+    jinja, texts = collect_warnings(lambda: translate_legacy(parse(source, "r"), "r"))
+    assert texts == []
+    both = {"messages": [S, U1, A1, U2]}
+    assert go_outcome(source, both) == ("ok", "U1A1<S|A1>U2")
+    assert_same_as_go(source, jinja, [both, {"messages": [S]}, fim])
+
+
 def test_funcs_after_the_cut_are_harmless() -> None:
     source = "{{ .Prompt }}{{ .Response }}{{ json .Prompt }}"
     jinja, texts = collect_warnings(lambda: translate_legacy(parse(source), "t"))

@@ -22,7 +22,8 @@ Where Ollama itself fails, the Jinja fails (`raise_exception`) and translation w
 - the cut falls inside an `if`/`with`/`range` list whose branch has an `{{ else }}` — Ollama
   panics while cutting, and the final turn is cut on every chat request, so every chat request
   fails (fill-in-the-middle requests still render);
-- the final turn reaches `json`, `currentDate`, `yesterdayDate` or `toTypeScriptType`.
+- the final turn reaches `json`, `currentDate`, `yesterdayDate` or `toTypeScriptType`, or a
+  `template` (or `block`): the cut template is a template of its own, with no definitions.
 
 May depend on: `analysis`, `emit.emitter` (and `values`, `paths`, `collate`, `runtime`),
 `errors`, `ollama`, `syntax`.
@@ -41,7 +42,7 @@ from gotmpl2jinja.emit import runtime
 from gotmpl2jinja.emit.collate import MESSAGE_CONTENT, content_of
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.paths import fim_branch, header_name, merge_paths
-from gotmpl2jinja.emit.values import INDENT, Expr, Retype, quote, retype_refusal
+from gotmpl2jinja.emit.values import INDENT, Expr, Retype, TemplateMacro, quote, retype_refusal
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts as ollama
 from gotmpl2jinja.syntax import nodes
@@ -55,6 +56,10 @@ THINK_FIELDS = ("Think", "ThinkLevel", "IsThinkSet")
 
 #: The Jinja names the prelude gives the think values (see emit.Emitter.prelude).
 THINK_NAMES = {"Think": "think", "ThinkLevel": "think_level", "IsThinkSet": "is_think_set"}
+
+#: Stands for the turn's fields in a definition's macro and its calls (LegacyEmitter), until
+#: the fields every body reads are known (`_with_fields`).
+LEGACY_FIELDS = "@LEGACY_FIELDS@"
 
 class OllamaFailureWarning(UserWarning):
     """The translated template fails (raise_exception) where Ollama fails to render."""
@@ -87,6 +92,28 @@ class LegacyEmitter(Emitter):
                         else GoType.BOOL, stable=True)
         # Go map keys are case-sensitive: `.Tools`, `.Suffix`, `.response`… are missing keys.
         return Expr("none", GoType.NIL, const=None, is_const=True, stable=True)
+
+    def emit_template_call(self, node: nodes.TemplateNode) -> None:
+        if self.final:
+            # Ollama runs the cut template as a template of its own, with no definitions: Go
+            # looks the name up (before the argument) and fails
+            self.failures.append(
+                f"{self.template.name}:{node.pos}: Ollama fails every chat request whose final "
+                f'turn reaches {{{{ template "{node.name}" }}}} (the cut template of the '
+                "legacy path has no definitions); the Jinja raises there too")
+            self.output(self.raising(f'template: no such template "{node.name}" (Ollama runs '
+                                     "the last turn of a legacy template without its "
+                                     "definitions)"))
+            return
+        super().emit_template_call(node)
+
+    def definition_params(self) -> list[str]:
+        # the turn's fields, as the turn macro takes them: known once every body is written
+        return [LEGACY_FIELDS]
+
+    def definition_emitter(self, entry: TemplateMacro) -> LegacyEmitter:
+        return LegacyEmitter(self.template, self.analysis, depth=1, mode=entry.mode,
+                             templates=self.templates, dot=entry.dot, params=self.params)
 
     def call(self, name: str, arg_nodes: list[nodes.Node], piped: Expr | None,
              node: nodes.Node) -> Expr:
@@ -126,6 +153,14 @@ def _macro(name: str, final: str, whole: LegacyEmitter, whole_body: list[str],
     lines = [f"{{%- macro {name}({', '.join([*params, final])}) %}}",
              *(INDENT + line for line in body), "{%- endmacro %}"]
     return lines, order
+
+
+def _with_fields(lines: list[str], fields: list[str]) -> list[str]:
+    """`lines` with LEGACY_FIELDS written out: the turn macro's parameters `fields`, which a
+    definition's macro takes too (its body reads the turn's System, Prompt, Response…)."""
+    joined = ", ".join(fields)
+    return [line.replace(", " + LEGACY_FIELDS, ", " + joined if joined else "")
+            .replace(LEGACY_FIELDS, joined) for line in lines]
 
 
 def _call(name: str, order: list[str], values: dict[str, str], final: bool) -> str:
@@ -281,16 +316,18 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
             for emitter in (whole, last):
                 emitter.loop_names |= mine
                 bodies.append(emitter.body_lines())
+                emitter.emit_template_macros()  # (the cut template calls none: it raises)
                 macros |= emitter.macros
                 think_used |= emitter.root_used & set(THINK_FIELDS)
             failures += last.failures
             turn_lines, order = _macro(names["turn"], names["final"], whole, bodies[0], last,
                                        bodies[1])
-            definitions = [
+            definitions = _with_fields([
+                *(line for entry in whole.templates.by_key.values() for line in entry.lines),
                 "{#- One turn of Ollama's legacy path: the whole template, or for the last turn"
                 " (final) the template cut after its first {{ .Response }}. #}",
                 *turn_lines,
-            ]
+            ], [whole.params[f] if f in whole.params else THINK_NAMES[f] for f in order])
             def calling(final: bool) -> Callable[[str, str, str], str]:
                 return lambda *values: _call(names["turn"], order,
                                              dict(zip(LEGACY_STRING_FIELDS, values, strict=True)),

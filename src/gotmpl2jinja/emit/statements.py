@@ -39,8 +39,6 @@ class Statements:
         """`{{ template "name" pipeline }}`: a call of the definition's macro. Go runs the
         definition with `.` and `$` set to the pipeline's value and none of the caller's
         variables, which is what a macro with one parameter is."""
-        if self.mode not in ("messages", "fim"):
-            raise self.error("template/block in a legacy template: not supported", node)
         if node.pipe is None:
             raise self.error(f"{{{{ template {node.name!r} }}}} without an argument: Ollama "
                              "rejects it", node)
@@ -75,15 +73,25 @@ class Statements:
             entry = TemplateMacro(node.name, macro, dot, self.mode, not folded)
             self.templates.by_key[key] = entry
             self.templates.queue.append(entry)
-        self.output(Expr(f"{entry.macro}({'' if folded else value.code})", GoType.STRING))
+        args = ", ".join([*([] if folded else [value.code]), *self.definition_params()])
+        self.output(Expr(f"{entry.macro}({args})", GoType.STRING))
+
+    def definition_params(self) -> list[str]:
+        """What a definition's macro takes besides its argument, and its calls pass: nothing
+        here; on the legacy path, the turn's fields (emit.legacy)."""
+        return []
+
+    def definition_emitter(self, entry: TemplateMacro) -> Statements:
+        """The emitter of a definition's body, for the argument `entry.dot`."""
+        return type(self)(self.template, self.analysis, depth=1,  # type: ignore[call-arg]
+                          mode=entry.mode, templates=self.templates, dot=entry.dot)
 
     def emit_template_macros(self) -> None:
         """Write the macros of every definition requested so far (and those they request)."""
         while self.templates.queue:
             entry = self.templates.queue.pop(0)
             body = self.template.defines[entry.go_name]
-            child = type(self)(self.template, self.analysis, depth=1, mode=entry.mode,
-                               templates=self.templates, dot=entry.dot)
+            child = self.definition_emitter(entry)
             child.values[id(self.analysis.template_args[entry.go_name])] = entry.dot
             child.open_scope(id(body), body)
             child.emit_list(body)
@@ -91,7 +99,8 @@ class Statements:
             self.macros |= child.macros
             self.root_used |= child.root_used
             self.message_fields |= child.message_fields
-            param = "dot" if entry.takes_argument else ""
+            param = ", ".join([*(["dot"] if entry.takes_argument else []),
+                               *self.definition_params()])
             entry.lines = [
                 "{#- Go's {{ define \"" + entry.go_name.replace("#}", "# }") + "\" }}"
                 + (f" for a {entry.dot.type.value} argument" if entry.takes_argument else "")
