@@ -609,6 +609,11 @@ _PLAIN_CONV: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
     ('{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
      '{{ if eq $k "m" }}{{ range $v }}{{ range . }}{{ . }}{{ end }}{{ end }}{{ end }}{{ end }}'
      "{{ end }}{{ end }}", True, False),
+    # range over an int with two variables: Go's execution error wherever it is reached,
+    # even for no iterations (and with an else)
+    ("{{ range .Messages }}{{ if .ToolCalls }}{{ range $i, $x := len .ToolCalls }}{{ $x }}"
+     "{{ else }}E{{ end }}{{ end }}{{ end }}", True, False),
+    ("{{ range $i, $x := 0 }}{{ end }}{{ .Messages }}", True, True),
 ])
 def test_go_failures_and_nil_comparisons_of_other_kinds_match_go(
         source: str, fails_with_calls: bool, fails_plain: bool) -> None:

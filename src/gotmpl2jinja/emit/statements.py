@@ -245,8 +245,10 @@ class Statements:
                                  "key is a string for a map, an int for a list)", node)
             coll = self.json_elements(coll)
         if coll.type == GoType.INT:
-            if index_var is not None:
-                raise self.error("range over an integer takes one variable", node)
+            if index_var is not None:  # Go's execution error, reached with any int
+                self.output(self.raising("can't use an int to iterate over more than one "
+                                         "variable"))
+                return
             elem_type, natural, key_name = GoType.INT, "i", None
             iterable = f"range({coll.code})"
         elif coll.type in SLICE_ELEMENTS:
