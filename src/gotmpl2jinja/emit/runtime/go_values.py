@@ -136,7 +136,7 @@ _define(
 {%- endif -%}
 {%- endfor -%}
 {%- if ns.digits == '' or ns.many -%}
-{{- sign ~ ' ' ~ _shortest_parts(a) -}}
+{{- sign ~ ' ' ~ _shortest_parts(a, 40) -}}
 {%- else -%}
 {%- set d = _go_decimal(ns.digits) -%}
 {%- set d = d.split(' ') -%}
@@ -241,34 +241,52 @@ _define(
 )
 
 _define(
-    "_big_scaled", "s, g",
-    "Internal: the decimal string `s` times 2**g, as digits: for g >= 0 the integer; for g < 0 "
-    "the digits of s * 5**-g, which are those of the value with -g digits after the point.",
+    "_big_scaled3", "u, v, w, g, keep",
+    "Internal: three digit strings u >= v >= w times 2**g (g >= 0), or times 5**-g (the "
+    "digits of the value with -g digits after the point), multiplied together; with `keep` > "
+    "0 each multiplication cuts all three at the same place, so that u keeps `keep` digits "
+    "(a subnormal's 750 digits cost llama.cpp seconds): `U V W DROP LOSTU "
+    "LOSTV LOSTW`, the digits left, how many were cut off the end, and 1 for each where a cut "
+    "dropped a digit other than 0. Each result is below the exact one by a relative 116 * "
+    "10**(1 - keep) at most (one cut per multiplication), so only its digits from keep - 6 on "
+    "are uncertain, and a carry out of them passes only a run of 9s.",
     """
-{%- set ns = namespace(d=s) -%}
-{%- set big = 8388608 if g >= 0 else 9765625 -%}
-{%- set small = 2 if g >= 0 else 5 -%}
 {%- set n = g if g >= 0 else 0 - g -%}
 {%- set per = 23 if g >= 0 else 10 -%}
-{%- for i in range(((n - n % per) / per)|int) -%}
-{%- set r = _big_mul_add(ns.d, big, 0) -%}{%- set ns.d = r -%}
+{%- set big = 8388608 if g >= 0 else 9765625 -%}
+{%- set batches = ((n - n % per) / per)|int -%}
+{%- set ns = namespace(u=u, v=v, w=w, drop=0, lu=0, lv=0, lw=0) -%}
+{%- for i in range(batches + n % per) -%}
+{%- set k = big if i < batches else (2 if g >= 0 else 5) -%}
+{%- set ru = _big_mul_add(ns.u, k, 0) -%}
+{%- set rv = _big_mul_add(ns.v, k, 0) -%}
+{%- set rw = _big_mul_add(ns.w, k, 0) -%}
+{%- set cut = (ru|length) - keep if keep > 0 and (ru|length) > keep + 7 else 0 -%}
+{%- if cut > 0 -%}
+{%- if ru[(ru|length) - cut:].replace('0', '') != '' -%}{%- set ns.lu = 1 -%}{%- endif -%}
+{%- if rv[(rv|length) - cut:].replace('0', '') != '' -%}{%- set ns.lv = 1 -%}{%- endif -%}
+{%- if rw[(rw|length) - cut:].replace('0', '') != '' -%}{%- set ns.lw = 1 -%}{%- endif -%}
+{%- set ru = ru[:(ru|length) - cut] -%}{%- set rv = rv[:(rv|length) - cut] -%}
+{%- set rw = rw[:(rw|length) - cut] -%}
+{%- set ns.drop = ns.drop + cut -%}
+{%- endif -%}
+{%- set ns.u = ru -%}{%- set ns.v = rv -%}{%- set ns.w = rw -%}
 {%- endfor -%}
-{%- for i in range(n % per) -%}
-{%- set r = _big_mul_add(ns.d, small, 0) -%}{%- set ns.d = r -%}
-{%- endfor -%}
-{{- ns.d -}}
+{{- ns.u ~ ' ' ~ ns.v ~ ' ' ~ ns.w ~ ' ' ~ ns.drop ~ ' ' ~ ns.lu ~ ' ' ~ ns.lv ~ ' ' ~ ns.lw -}}
 """,
     ("_big_mul_add",),
 )
 
 _define(
-    "_shortest_parts", "a",
+    "_shortest_parts", "a, keep",
     "Internal: `SIG POINT` of the shortest decimal that reads back as float64 a > 0, by Go's "
     "rule (strconv's shortest formatting): the exact decimals of a and of the halfway points to "
     "its neighbours (inclusive when the mantissa is even; the lower gap halved at a power of two "
     "above the smallest exponent), compared digit by digit; where both roundings stay inside, "
     "the nearer (a tie to even). Exact decimal arithmetic on digit strings: for engines that "
-    "print no shortest digits.",
+    "print no shortest digits. With `keep` (40), far from 1 the three are cut to their first "
+    "digits (_big_scaled3): the digits up to the decision are then exact unless a run of 9s "
+    "reaches the uncertain ones, and a cut number never ends early; else all digits again.",
     """
 {%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
 {%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
@@ -288,16 +306,17 @@ _define(
 {%- set value = _big_mul_add(mant ~ '', 4, 0) -%}
 {%- set low = _big_mul_add((mant - 1) ~ '', 4,
     2 if mant > 4503599627370496 or ns.e == -1074 else 3) -%}
-{%- set up = _big_scaled(up, g) -%}
-{%- set value = _big_scaled(value, g) -%}
-{%- set low = _big_scaled(low, g) -%}
+{%- set cut = (_big_scaled3(up, value, low, g, keep if g > 60 or g < -60 else 0)).split(' ') -%}
 {%- set frac = 0 - g if g < 0 else 0 -%}
+{%- set drop = cut[3]|int -%}
+{%- set up = cut[0] -%}
 {%- set n = up|length -%}
-{%- set value = ('0000' ~ value)[-n:] -%}
-{%- set low = ('0000' ~ low)[-n:] -%}
-{%- set nlow = low.replace('0', ' ').rstrip()|length -%}
-{%- set nup = up.replace('0', ' ').rstrip()|length -%}
-{%- set nvalue = value.replace('0', ' ').rstrip()|length -%}
+{%- set value = ('0000' ~ cut[1])[-n:] -%}
+{%- set low = ('0000' ~ cut[2])[-n:] -%}
+{%- set far = 100000 -%}
+{%- set nlow = far if cut[6] == '1' else low.replace('0', ' ').rstrip()|length -%}
+{%- set nup = far if cut[4] == '1' else up.replace('0', ' ').rstrip()|length -%}
+{%- set nvalue = far if cut[5] == '1' else value.replace('0', ' ').rstrip()|length -%}
 {%- set st = namespace(at=-1, how='') -%}
 {%- for i in range(n) -%}
 {%- if st.at < 0 -%}
@@ -311,6 +330,11 @@ _define(
 {%- endif -%}
 {%- endfor -%}
 {%- set i = st.at -%}
+{%- set sure = keep - 6 -%}
+{%- if drop > 0 and (i < 0 or i + 2 >= sure
+    or (up[i + 2:sure] ~ value[i + 2:sure] ~ low[i + 2:sure]).replace('9', '') == '') -%}
+{{- _shortest_parts(a, 0) -}}
+{%- else -%}
 {%- set prefix = value[:i + 1] -%}
 {%- set next = value[i + 1:i + 2]|int if i + 1 < n else 0 -%}
 {%- set odd = (value[i:i + 1]|int) % 2 == 1 -%}
@@ -320,9 +344,10 @@ _define(
 {%- set lead = ('0' if digits == '' else digits) -%}
 {%- set d = _go_decimal(lead) -%}
 {%- set d = d.split(' ') -%}
-{{- d[0] ~ ' ' ~ ((d[1]|int) + n - (i + 1) - frac) -}}
+{{- d[0] ~ ' ' ~ ((d[1]|int) + n + drop - (i + 1) - frac) -}}
+{%- endif -%}
 """,
-    ("_big_mul_add", "_big_scaled", "_go_decimal"),
+    ("_big_mul_add", "_big_scaled3", "_go_decimal"),
 )
 
 _define(
