@@ -307,6 +307,26 @@ def test_long_float_digits_match_go(engines: list[Engine], go_values: GoValues) 
     _assert_values_match(engines, go_values, NUMBER_TEMPLATE, _floats_with_long_digits(240))
 
 
+#: Floats far from 1 (subnormals, the largest, powers of two and their neighbours), where the
+#: exact path cuts its digit strings; 0.0009765625 (2**-10) has a value whose digits end early.
+FAR_FLOATS = [5e-324, 2.5e-300, 1.7976931348623157e308, 2.0**-10, 2.0**-1022,
+              math.nextafter(2.0**-1022, 0.0), 8.98846567431158e307, 1e23, 1.5e-300,
+              4.4501477170144023e-308]
+
+
+def test_far_floats_cut_short_match_go(engines: list[Engine], go_values: GoValues) -> None:
+    """The shortest digits read from 40 digits (the fallback to all of them included) are
+    Go's; cut at 22 or 26 digits, where the fallback is taken for most of them, the same."""
+    _assert_values_match(engines, go_values, NUMBER_TEMPLATE, FAR_FLOATS)
+    template = macro_source(["_shortest_parts"]) + (
+        "{%- for x in xs -%}{{- _shortest_parts(x, 0) ~ '=' ~ _shortest_parts(x, 22) ~ '='"
+        " ~ _shortest_parts(x, 26) ~ ';' -}}{%- endfor -%}")
+    for engine in engines:
+        out = engine.render(template, {"xs": FAR_FLOATS[:6]}).split(";")[:-1]
+        assert len(out) == 6, engine.name
+        assert all(len(set(parts.split("="))) == 1 for parts in out), (engine.name, out)
+
+
 @settings(max_examples=60)
 @given(st.lists(numbers, min_size=1, max_size=25))
 def test_numbers_match_go(engines: list[Engine], go_values: GoValues, values: list[Any]) -> None:
