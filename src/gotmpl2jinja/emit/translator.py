@@ -7,6 +7,8 @@ May depend on: `analysis`, `emit.emitter`, `emit.legacy`, `emit.values`, `errors
 
 from __future__ import annotations
 
+import re
+
 from gotmpl2jinja.analysis import analyze
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.legacy import translate_legacy
@@ -28,21 +30,34 @@ def emit(template: nodes.Template) -> str:
     return _without_nul_near_a_raise(template, _emit(template))
 
 
+#: A `raise_exception` call on one string literal, as the emitter writes every one.
+_RAISE = re.compile(r"""raise_exception\((?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)""", re.S)
+#: White space put on both sides of each such call in a template with a NUL: more than the
+#: characters llama.cpp quotes around a failing call (under 60, measured).
+_NUL_GAP = " " * 100
+
+
 def _without_nul_near_a_raise(template: nodes.Template, jinja: str) -> str:
-    """Refuse Jinja that holds a NUL character and can raise. A NUL has no portable escape,
-    so it is written raw; llama.cpp's engine quotes the source around a failing call in its
-    error message and hands the message on as a C string, cut at the NUL: the template's
-    `raise_exception` then cannot be told from an engine error (found by the template
-    generator: `\x00{{- .Messages.Foo -}}`)."""
+    """Keep every NUL character of Jinja that can raise away from its `raise_exception` calls.
+    A NUL has no portable escape, so it is written raw; llama.cpp's engine quotes the source
+    around a failing call in its error message and hands the message on as a C string, cut at
+    a NUL there: the template's `raise_exception` then cannot be told from an engine error
+    (found by the template generator: `\x00{{- .Messages.Foo -}}`). Only the innermost call's
+    surroundings are quoted, so white space inside the expression around each call is enough;
+    a NUL in a call's own message is refused."""
     if "\x00" not in jinja or "raise_exception(" not in jinja:
         return jinja
+    calls = list(_RAISE.finditer(jinja))
+    if len(calls) == jinja.count("raise_exception(") \
+            and not any("\x00" in call.group() for call in calls):
+        return _RAISE.sub(lambda call: _NUL_GAP + call.group() + _NUL_GAP, jinja)
     for _, tree in template.trees():
         for node in tree.walk():
             if isinstance(node, (nodes.TextNode, nodes.StringNode)) and "\x00" in node.text:
                 raise TranslationError(
-                    "text holding a NUL character, in a template that can fail: llama.cpp's "
-                    "engine cuts its error message at the NUL (its raise_exception could not be "
-                    "told from an engine error): not supported",
+                    "text holding a NUL character, in a template that can fail with a message "
+                    "that quotes it: llama.cpp's engine cuts its error message at the NUL (its "
+                    "raise_exception could not be told from an engine error): not supported",
                     name=template.name, line=node.pos.line, col=node.pos.col)
     return jinja
 
