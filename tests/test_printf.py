@@ -223,3 +223,34 @@ def test_printf_of_messages_prints_addresses_for_the_pointer_verbs_only() -> Non
     for verb in ("%s", "%5.2f", "%q"):
         with pytest.raises(TranslationError, match="templateMessage"):
             translate('{{ printf "' + verb + '" .Messages }}')
+
+
+def test_printf_o_t_c_u_of_composites_print_each_leaf_by_its_kind_on_every_engine() -> None:
+    """%o, %t, %c, %U, %O of decoded-JSON values, %o of the tool shapes, %t of a message and
+    its calls: a leaf that does not take the verb prints %!o(float64=…) with the width, a bool
+    takes %t, a nil nested-properties pointer is 0 in base 8 too."""
+    source = ('{{- printf "%o|%5o" .Tools .Tools }}{{ range .Tools }}'
+              '{{ printf "%-4o" .Function.Parameters }}{{ end }}{{ range .Messages }}'
+              '{{ printf "%t|%6t" . .ToolCalls }}{{ range .ToolCalls }}'
+              '{{ printf "%o|%.1t" .Function.Arguments . }}'
+              '{{ range $k, $v := .Function.Arguments }}'
+              '{{ printf "%o|%t|%c|%U|%O|%5.1t;" $v $v $v $v $v $v }}{{ end }}{{ end }}{{ end }}')
+    engines = raw_engine_names()
+    jinja = translate(source)
+    result = verify_template(source, jinja, cases=40, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {
+        "name": "f", "arguments": {"a": 1.5, "b": "x", "c": True, "d": None}}}]}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"s": {"type": "string", "enum": [1, "q"]}}}}}]}
+    want = reference.render(source, conv)
+    for part in ("[%!o(float64=    1) %!o(string=    q)]     0 []}",
+                 "&{%!t(string=assistant) %!t(string=) %!t(string=) [] [{%!t(string=) "
+                 "{%!t(int=0) %!t(string=f) map[",
+                 "%!o(float64=1.5)|%!t(float64=1.5)|%!c(float64=1.5)|%!U(float64=1.5)|"
+                 "%!O(float64=1.5)|%!t(float64=    2);",
+                 "%!o(bool=true)|true|%!c(bool=true)|%!U(bool=true)|%!O(bool=true)| true;",
+                 "%!o(<nil>)|%!t(<nil>)|%!c(<nil>)|%!U(<nil>)|%!O(<nil>)|%!t(<nil>);"):
+        assert part in want, part
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(conv)) == want, engine.name

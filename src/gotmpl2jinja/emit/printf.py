@@ -108,7 +108,7 @@ class Printf:
                                  "%b, or with `#`: Go prints each message as `%!s(*template."
                                  "templateMessage=&{…})` (or its slice type), a Go type's name "
                                  "that only Ollama's source decides", node)
-            if verb.verb in "sdvfFeEgG" and set(verb.flags) <= {"-"}:
+            if verb.verb in "sdvfFeEgGotcUO" and set(verb.flags) <= {"-"}:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
@@ -148,6 +148,9 @@ class Printf:
             return Expr(f"'map[]' if {arg.wrap(COMPARE)} is not defined or "
                         f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
                         GoType.STRING, COND, stable=arg.stable, loop=arg.loop)
+        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE) \
+                and verb.verb not in "sdvfFeEgGt":
+            return None  # a call's Index is an int: %o, %c, %U print it in their own way
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
             self.macros.add(macro)
@@ -162,7 +165,8 @@ class Printf:
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
         if t in _TOOL_SHAPES and verb.precision is None \
-                and (verb.verb == "d" or t == GoType.PROPERTY and verb.verb == "v"):
+                and (verb.verb in "do" or t == GoType.PROPERTY and verb.verb == "v"):
+            # (a nil nested-properties pointer prints 0 in either base)
             # String() is only for %s and %v, and an api.ToolProperty has none
             macro = _TOOL_SHAPES[t]
             self.macros.add(macro)

@@ -152,14 +152,15 @@ _define(
 _define(
     "go_fmt_json", "v, verb, width, minus, prec",
     "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for a "
-    "verb of `sdvfFeEgG`: nil `<nil>` (unpadded), a bool padded, a float64 by go_fmt_float (%v "
-    "is %g) padded, wrapped as `%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a "
-    "string as go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
+    "verb of `sdvfFeEgGotcUO`: nil `<nil>` (unpadded), a bool padded, a float64 by "
+    "go_fmt_float (%v is %g) padded, wrapped as `%!s(bool=…)` / `%!d(float64=…)` for a verb "
+    "it does not take; a string as go_fmt_string; `map[k:v …]` in key order with keys as "
+    "strings; `[a b]`.",
     """
 {%- if v is not defined or v is none -%}{{- '<nil>' -}}
 {%- elif v is boolean -%}
 {%- set t = go_pad('true' if v else 'false', width, minus, false) -%}
-{{- t if verb == 'v' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
+{{- t if verb in 'vt' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
 {%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus, prec) -}}
 {%- elif v is number -%}
 {%- set fv = verb in 'fFeEgG' -%}
