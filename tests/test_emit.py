@@ -634,6 +634,10 @@ def test_a_nul_in_a_template_that_can_fail_keeps_away_from_its_raises() -> None:
     ("{{ range .Messages }}{{ if .ToolCalls }}{{ range $i, $x := len .ToolCalls }}{{ $x }}"
      "{{ else }}E{{ end }}{{ end }}{{ end }}", True, False),
     ("{{ range $i, $x := 0 }}{{ end }}{{ .Messages }}", True, True),
+    # a variable whose declaration fails, assigned a value of another type after it: dead code
+    ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ $x := index .ToolCalls 5 }}'
+     '{{ range .ToolCalls }}{{ $x = "s" }}{{ end }}{{ $x }}{{ end }}{{ .Role }}{{ end }}',
+     True, False),
 ])
 def test_go_failures_and_nil_comparisons_of_other_kinds_match_go(
         source: str, fails_with_calls: bool, fails_plain: bool) -> None:

@@ -246,6 +246,10 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         current = self.values.get(id(var))
         if current is None:
             raise self.error(f"assignment to {var.go_name} before it has a value", node)
+        if current.type == GoType.RAISE:
+            # its declaration is Go's execution error: every run that gets here has failed
+            # before (a variable is declared in a scope that encloses its assignments)
+            return
         if current.type == GoType.MIXED and value.type in current.alts:
             pass
         elif current.type != value.type and not (
