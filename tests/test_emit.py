@@ -635,7 +635,7 @@ def test_a_nul_in_a_template_that_can_fail_keeps_away_from_its_raises() -> None:
      "{{ else }}E{{ end }}{{ end }}{{ end }}", True, False),
     ("{{ range $i, $x := 0 }}{{ end }}{{ .Messages }}", True, True),
     # a variable whose declaration fails, assigned a value of another type after it: dead code
-    ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ $x := index .ToolCalls 5 }}'
+    ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ $x := .Foo.Bar }}'
      '{{ range .ToolCalls }}{{ $x = "s" }}{{ end }}{{ $x }}{{ end }}{{ .Role }}{{ end }}',
      True, False),
 ])
