@@ -634,6 +634,12 @@ def test_a_nul_in_a_template_that_can_fail_keeps_away_from_its_raises() -> None:
     ("{{ range .Messages }}{{ if .ToolCalls }}{{ range $i, $x := len .ToolCalls }}{{ $x }}"
      "{{ else }}E{{ end }}{{ end }}{{ end }}", True, False),
     ("{{ range $i, $x := 0 }}{{ end }}{{ .Messages }}", True, True),
+    # a builtin or Ollama function given the wrong number of arguments: Go's execution error
+    # where it is reached (the parser does not count them)
+    ('{{ range .Messages }}{{ if .ToolCalls }}{{ not 1 2 }}{{ lt 1 }}{{ end }}{{ if eq .Role }}'
+     '{{ end }}{{ end }}', True, True),
+    ('{{ range .Messages }}{{ if .ToolCalls }}{{ len 1 2 }}{{ json }}{{ if and }}{{ end }}'
+     '{{ toTypeScriptType 1 2 }}{{ end }}{{ end }}', True, False),
     # a variable whose declaration fails, assigned a value of another type after it: dead code
     ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ $x := .Foo.Bar }}'
      '{{ range .ToolCalls }}{{ $x = "s" }}{{ end }}{{ $x }}{{ end }}{{ .Role }}{{ end }}',

@@ -38,7 +38,7 @@ class Comparisons:
 
     def fn_not(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) != 1:
-            raise self.error("not takes one argument", node)
+            return self.raising(f"wrong number of args for not: want 1 got {len(args)}")
         return self.negate(self.truth(args[0]))
 
     def compare(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
@@ -185,7 +185,7 @@ class Comparisons:
 
     def fn_eq(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) < 2:
-            raise self.error("eq needs at least two arguments", node)
+            return self.raising("missing argument for comparison")
         parts: list[Expr] = []
         for b in args[1:]:
             p = self.compare("==", args[0], b, node)
@@ -217,7 +217,7 @@ class Comparisons:
 
     def _binary(self, op: str, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) != 2:
-            raise self.error("comparison takes two arguments", node)
+            return self.raising(f"wrong number of args: want 2 got {len(args)}")
         return self.compare(op, args[0], args[1], node)
 
     def fn_ne(self, args: list[Expr], node: nodes.Node) -> Expr:

@@ -72,7 +72,7 @@ class Knowledge:
         """Go's short-circuit and/or. As a condition: Jinja's and/or on truths. As a value:
         the deciding operand (only when all operands share one Go type)."""
         if len(arg_nodes) < 1:
-            raise self.error(f"{name} needs arguments", node)
+            return self.raising(f"wrong number of args for {name}: want at least 1 got 0")
         jinja_op, prec = (" and ", AND) if name == "and" else (" or ", OR)
         truths: list[Expr] = []
         values: list[Expr] = []

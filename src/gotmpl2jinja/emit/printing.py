@@ -137,7 +137,7 @@ class Printing:
 
     def fn_json(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) != 1:
-            raise self.error("json takes one argument", node)
+            return self.raising(f"wrong number of args for json: want 1 got {len(args)}")
         a = args[0]
         if a.is_const:
             if a.type == GoType.NIL:
@@ -177,7 +177,8 @@ class Printing:
 
     def fn_toTypeScriptType(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
         if len(args) != 1:
-            raise self.error("toTypeScriptType takes one argument", node)
+            return self.raising("wrong number of args for toTypeScriptType: want 1 got "
+                                f"{len(args)}")
         if args[0].type != GoType.PROPERTY:
             return const_expr("any")
         self.macros.add("typescript_type")

@@ -162,7 +162,7 @@ class Strings:
 
     def fn_len(self, args: list[Expr], node: nodes.Node) -> Expr:
         if len(args) != 1:
-            raise self.error("len takes one argument", node)
+            return self.raising(f"wrong number of args for len: want 1 got {len(args)}")
         a = args[0]
         if a.type == GoType.STRING:
             if a.is_const:
