@@ -1088,3 +1088,22 @@ if __name__ == "__main__":
         regenerate_golden()
     else:
         print("usage: python -m tests.test_emit --regenerate-golden")
+
+
+def test_a_messages_images_are_nil_as_the_contract_has_none() -> None:
+    """`.Images` is always a nil slice on the Jinja side (a conversation with images is outside
+    the contract): it prints `[]`, is false, has length 0, is `null` in JSON, ranges over
+    nothing and fails `index`."""
+    source = ("{{ range .Messages }}{{ .Images }}|{{ if .Images }}y{{ else }}n{{ end }}|"
+              "{{ len .Images }}|{{ json .Images }}|{{ range .Images }}x{{ else }}e{{ end }}|"
+              "{{ print .Images }}|{{ with .Images }}w{{ end }}|{{ slice .Images 0 }}|"
+              "{{ or .Images 7 }};{{ end }}")
+    jinja = translate(source)
+    conv = {"messages": [{"role": "user", "content": "hi"}]}
+    assert reference.render(source, conv) == "[]|n|0|null|e|[]||[]|7;"
+    _assert_same_as_go(source, jinja, conv)
+    result = verify_template(source, jinja, cases=20, engines=raw_engine_names(), seed=3)
+    assert result.ok, result.divergences[0]
+    failing = '{{ range .Messages }}{{ if eq .Role "tool" }}{{ index .Images 0 }}{{ end }}{{ end }}'
+    _assert_same_as_go(failing, translate(failing), {"messages": [
+        {"role": "user", "content": "hi"}, {"role": "tool", "content": "r"}]})

@@ -38,6 +38,7 @@ class GoType(Enum):
     PROPERTY = "api.ToolProperty"
     PROPERTY_TYPE = "api.PropertyType"
     STRINGS = "[]string"
+    IMAGES = "[]api.ImageData"  # a message's images: always nil here (outside the contract)
     ANYS = "[]any"
     TRUTH = "a value only tested for truth"  # and/or of mixed types, used as a condition
     CHOICE = "and/or of operands of several Go types"  # see emit.Choice
@@ -58,6 +59,7 @@ SLICE_ELEMENTS: dict[GoType, tuple[GoType, str]] = {
     GoType.TOOLS: (GoType.TOOL, "tool"),
     GoType.STRINGS: (GoType.STRING, "item"),
     GoType.ANYS: (GoType.ANY, "item"),
+    GoType.IMAGES: (GoType.ANY, "image"),  # (never ranged: always nil)
     # a []string; the request gives it as one string or a list (the emitter reads it as a list)
     GoType.PROPERTY_TYPE: (GoType.STRING, "type"),
 }
@@ -118,6 +120,8 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
         "ToolCalls": FieldInfo("tool_calls", GoType.TOOL_CALLS, "[]"),
         "ToolName": FieldInfo("name", GoType.STRING, "''"),
         "ToolCallID": FieldInfo("tool_call_id", GoType.STRING, "''"),
+        # images are outside the contract (a conversation with them is refused): nil here
+        "Images": FieldInfo("images", GoType.IMAGES, maybe_missing=True),
     },
     GoType.TOOL_CALL: {
         "ID": FieldInfo("id", GoType.STRING, "''"),
@@ -155,6 +159,5 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
 
 #: Go fields that exist but that the translator does not model (a TranslationError, not a raise).
 UNMODELLED_FIELDS: dict[GoType, set[str]] = {
-    GoType.MESSAGE: {"Images"},
     GoType.PROPERTY: {"AnyOf", "Properties", "Required"},
 }

@@ -300,6 +300,8 @@ class Expressions:
         if t == GoType.PROPERTIES:
             self.macros.add("print_properties")
             return Expr(f"print_properties({e.code})", GoType.STRING)
+        if t == GoType.IMAGES:  # always nil (images are outside the contract)
+            return const_expr("[]")
         if t in (GoType.ARGS, GoType.ANYS, GoType.STRINGS):
             if t == GoType.ARGS:
                 self.macros.add("print_arguments")

@@ -39,6 +39,7 @@ JSON_MACROS = {
     GoType.ANY: "json_value",
     GoType.STRINGS: "json_value",
     GoType.ANYS: "json_value",
+    GoType.IMAGES: "json_value",
     GoType.FLOAT: "json_number",
     GoType.TOOL_CALL: "json_tool_call",
     GoType.TOOL_CALLS: "json_tool_calls",
@@ -59,6 +60,7 @@ NON_BASIC = {
     GoType.MESSAGES, GoType.MESSAGE, GoType.TOOL_CALLS, GoType.TOOL_CALL, GoType.CALL_FUNCTION,
     GoType.ARGS, GoType.TOOLS, GoType.TOOL, GoType.TOOL_FUNCTION, GoType.PARAMETERS,
     GoType.PROPERTIES, GoType.PROPERTY, GoType.PROPERTY_TYPE, GoType.STRINGS, GoType.ANYS,
+    GoType.IMAGES,
 }
 
 #: Struct types whose Go type is not comparable (each holds a map or a slice): eq of two of
