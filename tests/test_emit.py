@@ -767,7 +767,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
     ("{{ range .Messages }}{{ index .Content 0 }}{{ end }}", "one byte of the text"),
-    ("{{ range .Messages }}{{ .Images }}{{ end }}", "Images of \\*templateMessage"),
+    ('{{ range .Messages }}{{ printf "%T" .Images }}{{ end }}', "ImageData operand"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message) as info:
@@ -1107,3 +1107,21 @@ def test_a_messages_images_are_nil_as_the_contract_has_none() -> None:
     failing = '{{ range .Messages }}{{ if eq .Role "tool" }}{{ index .Images 0 }}{{ end }}{{ end }}'
     _assert_same_as_go(failing, translate(failing), {"messages": [
         {"role": "user", "content": "hi"}, {"role": "tool", "content": "r"}]})
+
+
+@pytest.mark.parametrize("source", [
+    "{{- range -1 -}}{{- else -}}a{{- end -}}{{ if .Messages }}{{ end }}",
+    "{{ $n := -3 }}{{ range .Messages }}{{ range $n }}.{{ else }}neg{{ end }}"
+    "{{ range 0 }}x{{ else }}z{{ end }}{{ range 2 }}{{ . }}{{ else }}no{{ end }}{{ end }}",
+])
+def test_range_over_an_int_below_one_takes_its_else(source: str) -> None:
+    """Go iterates an int n n times: the else runs for every n below 1, not only for 0 (found
+    by the template generator, seed 16); and a negative constant after `if` is parenthesized,
+    which llama.cpp needs (`{% if -1 > 0 %}` does not parse there)."""
+    jinja = translate(source)
+    conv = {"messages": [{"role": "user", "content": "hi"}]}
+    assert reference.render(source, conv) == ("a" if source.startswith("{{- range -1") else
+                                              "negz01")
+    _assert_same_as_go(source, jinja, conv)
+    result = verify_template(source, jinja, cases=10, engines=raw_engine_names(), seed=3)
+    assert result.ok, result.divergences[0]

@@ -276,7 +276,9 @@ class Statements:
             key_name = self.loop_var(index_var, key_name)
         has_else = node.else_list is not None
         if has_else:
-            truth = self.truth(coll)
+            # the else runs when there is no iteration: an int's are none below 1, not only at 0
+            truth = (Expr(f"{coll.wrap(COMPARE)} > 0", GoType.BOOL, COMPARE)
+                     if coll.type == GoType.INT else self.truth(coll))
             self.line(f"{{%- if {truth.code} %}}")
             self.depth += 1
         body_nodes = node.list.nodes

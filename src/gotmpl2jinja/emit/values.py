@@ -161,11 +161,14 @@ def const_expr(value: object) -> Expr:
     if isinstance(value, bool):
         return Expr("true" if value else "false", GoType.BOOL, const=value, is_const=True,
                     stable=True)
+    # a negative number in parentheses: llama.cpp cannot parse a unary minus right after `if`
+    # or `else` (`{% if -1 > 0 %}`), and `(-1)` reads alike everywhere
     if isinstance(value, int):
-        return Expr(str(value), GoType.INT, ATOM if value >= 0 else ARITH, const=value,
+        return Expr(str(value) if value >= 0 else f"({value})", GoType.INT, ATOM, const=value,
                     is_const=True, stable=True, non_negative=value >= 0)
     if isinstance(value, float):
-        return Expr(float_literal(value), GoType.FLOAT, ATOM if value >= 0 else ARITH,
+        text = float_literal(value)
+        return Expr(text if not text.startswith("-") else f"({text})", GoType.FLOAT, ATOM,
                     const=value, is_const=True, stable=True)
     assert isinstance(value, str)
     return Expr(quote(value), GoType.STRING, const=value, is_const=True, stable=True)
