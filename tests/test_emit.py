@@ -640,6 +640,9 @@ def test_a_nul_in_a_template_that_can_fail_keeps_away_from_its_raises() -> None:
      '{{ end }}{{ end }}', True, True),
     ('{{ range .Messages }}{{ if .ToolCalls }}{{ len 1 2 }}{{ json }}{{ if and }}{{ end }}'
      '{{ toTypeScriptType 1 2 }}{{ end }}{{ end }}', True, False),
+    # a negative constant after a failing operand: llama.cpp parsed `… else -1` as an error
+    # (found by the 12,000-template run on 87b92f7; negative constants are parenthesized now)
+    ("{{- and .Messages.Foo (-1) -}}", True, True),
     # a variable whose declaration fails, assigned a value of another type after it: dead code
     ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ $x := .Foo.Bar }}'
      '{{ range .ToolCalls }}{{ $x = "s" }}{{ end }}{{ $x }}{{ end }}{{ .Role }}{{ end }}',
