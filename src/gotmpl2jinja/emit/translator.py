@@ -51,15 +51,17 @@ def _without_nul_near_a_raise(template: nodes.Template, jinja: str) -> str:
     if len(calls) == jinja.count("raise_exception(") \
             and not any("\x00" in call.group() for call in calls):
         return _RAISE.sub(lambda call: _NUL_GAP + call.group() + _NUL_GAP, jinja)
+    reason = ("a NUL character in a message the template fails with: llama.cpp's engine cuts "
+              "its error message at the NUL (its raise_exception could not be told from an "
+              "engine error): not supported")
     for _, tree in template.trees():
         for node in tree.walk():
-            if isinstance(node, (nodes.TextNode, nodes.StringNode)) and "\x00" in node.text:
-                raise TranslationError(
-                    "text holding a NUL character, in a template that can fail with a message "
-                    "that quotes it: llama.cpp's engine cuts its error message at the NUL (its "
-                    "raise_exception could not be told from an engine error): not supported",
-                    name=template.name, line=node.pos.line, col=node.pos.col)
-    return jinja
+            if isinstance(node, (nodes.TextNode, nodes.StringNode, nodes.TemplateNode)) \
+                    and "\x00" in (node.name if isinstance(node, nodes.TemplateNode)
+                                   else node.text):
+                raise TranslationError(reason, name=template.name, line=node.pos.line,
+                                       col=node.pos.col)
+    raise TranslationError(reason, name=template.name)
 
 
 def _emit(template: nodes.Template) -> str:
