@@ -1,28 +1,24 @@
 package main
 
-// The request data as Ollama decodes it (api.Message, api.Tool, api.ToolProperty …) and the
-// wrapper types templates see (ollama-semantics.md §5). Written from the spec; field names,
+// The request data as Ollama decodes it (api.Message, api.Tool; api.ToolProperty is in ./api)
+// and the wrapper types templates see (messages and calls in ./template) (ollama-semantics.md §5). Written from the spec; field names,
 // field order and method sets matter because templates print and call them.
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"iter"
-	"strings"
-	"unicode/utf8"
+
+	"gotmpl2jinja/reference/api"
+	"gotmpl2jinja/reference/template"
 )
 
 // ---- request side (what the JSON body decodes into) --------------------------------------
-
-type imageData []byte
 
 type apiMessage struct {
 	Role       string        `json:"role"`
 	Content    string        `json:"content"`
 	Thinking   string        `json:"thinking,omitempty"`
-	Images     []imageData   `json:"images,omitempty"`
+	Images     []api.ImageData `json:"images,omitempty"`
 	ToolCalls  []apiToolCall `json:"tool_calls,omitempty"`
 	ToolName   string        `json:"tool_name,omitempty"`
 	ToolCallID string        `json:"tool_call_id,omitempty"`
@@ -48,114 +44,13 @@ type apiTool struct {
 			Defs       any                `json:"$defs,omitempty"`
 			Items      any                `json:"items,omitempty"`
 			Required   []string           `json:"required,omitempty"`
-			Properties *ToolPropertiesMap `json:"properties"`
+			Properties *api.ToolPropertiesMap `json:"properties"`
 		} `json:"parameters"`
 	} `json:"function"`
 }
 
-// PropertyType is a JSON Schema type: a string or an array of strings.
-type PropertyType []string
-
-func (pt *PropertyType) UnmarshalJSON(data []byte) error {
-	var one string
-	if err := json.Unmarshal(data, &one); err == nil {
-		*pt = PropertyType{one} // note: null lands here too and gives [""], as in Ollama
-		return nil
-	}
-	var many []string
-	if err := json.Unmarshal(data, &many); err != nil {
-		return err
-	}
-	*pt = many
-	return nil
-}
-
-func (pt PropertyType) MarshalJSON() ([]byte, error) {
-	if len(pt) == 1 {
-		return json.Marshal(pt[0])
-	}
-	return json.Marshal([]string(pt))
-}
-
-func (pt PropertyType) String() string {
-	switch len(pt) {
-	case 0:
-		return ""
-	case 1:
-		return pt[0]
-	}
-	return fmt.Sprintf("%v", []string(pt))
-}
-
-// ToolProperty is one JSON Schema property of a tool parameter.
-type ToolProperty struct {
-	AnyOf       []ToolProperty     `json:"anyOf,omitempty"`
-	Type        PropertyType       `json:"type,omitempty"`
-	Items       any                `json:"items,omitempty"`
-	Description string             `json:"description,omitempty"`
-	Enum        []any              `json:"enum,omitempty"`
-	Properties  *ToolPropertiesMap `json:"properties,omitempty"`
-	Required    []string           `json:"required,omitempty"`
-}
-
-// ToTypeScriptType is callable from templates (`{{ $p.ToTypeScriptType }}`).
-func (tp ToolProperty) ToTypeScriptType() string {
-	if len(tp.AnyOf) > 0 {
-		parts := make([]string, 0, len(tp.AnyOf))
-		for _, alt := range tp.AnyOf {
-			parts = append(parts, alt.ToTypeScriptType())
-		}
-		return strings.Join(parts, " | ")
-	}
-	if len(tp.Type) == 0 {
-		return "any"
-	}
-	parts := make([]string, 0, len(tp.Type))
-	for _, t := range tp.Type {
-		parts = append(parts, typeScriptName(t))
-	}
-	return strings.Join(parts, " | ")
-}
-
-func typeScriptName(jsonType string) string {
-	switch jsonType {
-	case "string":
-		return "string"
-	case "number", "integer":
-		return "number"
-	case "boolean":
-		return "boolean"
-	case "array":
-		return "any[]"
-	case "object":
-		return "Record<string, any>"
-	case "null":
-		return "null"
-	}
-	return "any"
-}
-
-// ToolPropertiesMap keeps nested properties in request order (a repeated key keeps its first
-// position and takes its last value), so nested `properties` marshal in insertion order.
-type ToolPropertiesMap struct {
-	keys   []string
-	values map[string]ToolProperty
-}
-
-func (m *ToolPropertiesMap) UnmarshalJSON(data []byte) error {
-	m.keys, m.values = nil, map[string]ToolProperty{}
-	return eachMember(data, func(key string, raw json.RawMessage) error {
-		var prop ToolProperty
-		if err := json.Unmarshal(raw, &prop); err != nil {
-			return err
-		}
-		m.Set(key, prop)
-		return nil
-	})
-}
-
 // argsMap is a tool call's arguments: its keys decoded like Ollama's ordered map decodes them
-// (decodeMapKey), its values by encoding/json (numbers are float64, so `-0` stays -0).
+// (api.DecodeMapKey), its values by encoding/json (numbers are float64, so `-0` stays -0).
 type argsMap map[string]any
 
 func (a *argsMap) UnmarshalJSON(data []byte) error {
@@ -164,7 +59,7 @@ func (a *argsMap) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	out := argsMap{}
-	err := eachMember(data, func(key string, raw json.RawMessage) error {
+	err := api.EachMember(data, func(key string, raw json.RawMessage) error {
 		var value any
 		if err := json.Unmarshal(raw, &value); err != nil {
 			return err
@@ -179,238 +74,10 @@ func (a *argsMap) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// eachMember calls fn for every member of the JSON object data, in order, with the key decoded
-// by decodeMapKey and the value's raw bytes. encoding/json has validated data's syntax already.
-func eachMember(data []byte, fn func(string, json.RawMessage) error) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("properties must be a JSON object")
-	}
-	for dec.More() {
-		start := dec.InputOffset()
-		if _, err := dec.Token(); err != nil {
-			return err
-		}
-		segment := data[start:dec.InputOffset()] // [white space] [,] [white space] "key"
-		quote := bytes.IndexByte(segment, '"')
-		key, err := decodeMapKey(segment[quote+1 : len(segment)-1])
-		if err != nil {
-			return err
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return err
-		}
-		if err := fn(key, raw); err != nil {
-			return err
-		}
-	}
-	_, err = dec.Token()
-	return err
-}
-
-// errKeyEscape is the error Ollama's request decoding fails with on a key escape it refuses.
-var errKeyEscape = errors.New("Encountered an invalid escape sequence in a string")
-
-// decodeMapKey turns the raw text of an object key (between its quotes) into the key Ollama's
-// ordered map (wk8/go-ordered-map v2.1.8 on buger/jsonparser v1.1.1) gives the arguments of a
-// tool call and the properties of a tool. It differs from encoding/json on UTF-16 surrogates:
-// a \u escape of a surrogate (high or low) must be followed by six bytes ending in four hex
-// digits worth at least DC00, and is combined with them whatever they are (a result past
-// U+10FFFF becomes U+FFFD); otherwise the request is refused. A key that is not UTF-8 is
-// refused too.
-func decodeMapKey(raw []byte) (string, error) {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		var out []byte
-		for i := 0; i < len(raw); {
-			if raw[i] != '\\' {
-				out = append(out, raw[i])
-				i++
-				continue
-			}
-			if i+1 >= len(raw) {
-				return "", errKeyEscape
-			}
-			switch c := raw[i+1]; c {
-			case '"', '\\', '/':
-				out = append(out, c)
-				i += 2
-			case 'b', 'f', 'n', 'r', 't':
-				out = append(out, map[byte]byte{'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}[c])
-				i += 2
-			case 'u':
-				r, ok := hex4(raw[i:])
-				if !ok {
-					return "", errKeyEscape
-				}
-				size := 6
-				if r >= 0xD800 && r <= 0xDFFF {
-					low, ok := hex4(raw[i+6:])
-					if !ok || low < 0xDC00 {
-						return "", errKeyEscape
-					}
-					r = 0x10000 + (r-0xD800)<<10 + (low - 0xDC00)
-					size = 12
-				}
-				out = utf8.AppendRune(out, r)
-				i += size
-			default:
-				return "", errKeyEscape
-			}
-		}
-		raw = out
-	}
-	for offset := 0; offset < len(raw); {
-		r, size := utf8.DecodeRune(raw[offset:])
-		if r == utf8.RuneError && size <= 1 {
-			return "", fmt.Errorf("not a valid UTF-8 string (at position %d): %s", offset, raw)
-		}
-		offset += size
-	}
-	return string(raw), nil
-}
-
-// hex4 reads the four hex digits at in[2:6] (the prefix in[0:2] is not looked at).
-func hex4(in []byte) (rune, bool) {
-	if len(in) < 6 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range in[2:6] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(d)
-	}
-	return r, true
-}
-
-func (m ToolPropertiesMap) MarshalJSON() ([]byte, error) {
-	if m.values == nil {
-		return []byte("null"), nil
-	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range m.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(m.values[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// Get, Set, Len, All and ToMap exist because templates can call exported methods.
-func (m *ToolPropertiesMap) Get(key string) (ToolProperty, bool) {
-	if m == nil || m.values == nil {
-		return ToolProperty{}, false
-	}
-	v, ok := m.values[key]
-	return v, ok
-}
-
-func (m *ToolPropertiesMap) Set(key string, value ToolProperty) {
-	if m == nil {
-		return
-	}
-	if m.values == nil {
-		m.values = map[string]ToolProperty{}
-	}
-	if _, seen := m.values[key]; !seen {
-		m.keys = append(m.keys, key)
-	}
-	m.values[key] = value
-}
-
-func (m *ToolPropertiesMap) Len() int {
-	if m == nil {
-		return 0
-	}
-	return len(m.keys)
-}
-
-func (m *ToolPropertiesMap) All() iter.Seq2[string, ToolProperty] {
-	return func(yield func(string, ToolProperty) bool) {
-		if m == nil {
-			return
-		}
-		for _, k := range m.keys {
-			if !yield(k, m.values[k]) {
-				return
-			}
-		}
-	}
-}
-
-func (m *ToolPropertiesMap) ToMap() map[string]ToolProperty {
-	if m == nil || m.values == nil {
-		return nil
-	}
-	out := make(map[string]ToolProperty, len(m.values))
-	for k, v := range m.values {
-		out[k] = v
-	}
-	return out
-}
-
 // ---- template side (ollama-semantics.md §5) ------------------------------------------------
 
-type templateMessage struct {
-	Role       string
-	Content    string
-	Thinking   string
-	Images     []imageData
-	ToolCalls  []templateToolCall
-	ToolName   string
-	ToolCallID string
-}
-
-type templateToolCall struct {
-	ID       string
-	Function templateToolCallFunction
-}
-
-type templateToolCallFunction struct {
-	Index     int
-	Name      string
-	Arguments templateArgs
-}
-
-// templateArgs prints as compact sorted JSON, `{}` when nil.
-type templateArgs map[string]any
-
-func (a templateArgs) String() string {
-	if a == nil {
-		return "{}"
-	}
-	return marshalOrEmpty(a)
-}
-
 // templateProperties prints as sorted JSON, `{}` when nil.
-type templateProperties map[string]ToolProperty
+type templateProperties map[string]api.ToolProperty
 
 func (p templateProperties) String() string {
 	if p == nil {
@@ -503,24 +170,24 @@ func convertTools[F any](tools []apiTool, mk func(parametersStruct, string, stri
 	return out
 }
 
-func messagesForTemplate(msgs []*apiMessage) []*templateMessage {
+func messagesForTemplate(msgs []*apiMessage) []*template.Message {
 	if msgs == nil {
 		return nil
 	}
-	out := make([]*templateMessage, len(msgs))
+	out := make([]*template.Message, len(msgs))
 	for i, m := range msgs {
-		var calls []templateToolCall
+		var calls []template.ToolCall
 		for _, c := range m.ToolCalls {
-			calls = append(calls, templateToolCall{
+			calls = append(calls, template.ToolCall{
 				ID: c.ID,
-				Function: templateToolCallFunction{
+				Function: template.ToolCallFunction{
 					Index:     c.Function.Index,
 					Name:      c.Function.Name,
-					Arguments: templateArgs(c.Function.Arguments),
+					Arguments: template.Args(c.Function.Arguments),
 				},
 			})
 		}
-		out[i] = &templateMessage{
+		out[i] = &template.Message{
 			Role: m.Role, Content: m.Content, Thinking: m.Thinking, Images: m.Images,
 			ToolCalls: calls, ToolName: m.ToolName, ToolCallID: m.ToolCallID,
 		}

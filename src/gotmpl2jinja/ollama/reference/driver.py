@@ -30,8 +30,9 @@ from typing import IO, Any
 from gotmpl2jinja.errors import ReferenceRendererError
 from gotmpl2jinja.lifetime import popen_tied
 
-#: The Go sources of the renderer (package data next to this file).
-GO_SOURCES = ("go.mod", "main.go", "data.go", "ollama.go")
+#: The Go sources of the renderer (package data next to this file). Ollama's types live in
+#: packages named as Ollama's are (`api/`, `template/`): fmt prints a type's package name.
+GO_SOURCES = ("go.mod", "main.go", "data.go", "ollama.go", "api/api.go", "template/template.go")
 
 #: Environment variable overriding where the built binary (and Go's build cache) live.
 CACHE_ENV = "GOTMPL2JINJA_CACHE"
@@ -124,6 +125,7 @@ def ensure_binary(progress: Callable[[str], None] | None = stderr_note) -> Path:
     )
     with tempfile.TemporaryDirectory(dir=root) as work:
         for name in GO_SOURCES:
+            (Path(work) / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(_SOURCE_DIR / name, Path(work) / name)
         partial = Path(work) / binary.name
         try:

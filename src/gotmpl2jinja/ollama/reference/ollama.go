@@ -14,6 +14,8 @@ import (
 	"text/template"
 	"text/template/parse"
 	"time"
+
+	"gotmpl2jinja/reference/api"
 )
 
 // clock is the pinned "now" of the request being served (requests are served one at a time).
@@ -30,9 +32,9 @@ var ollamaFuncs = template.FuncMap{
 	},
 	"toTypeScriptType": func(v any) string {
 		switch p := v.(type) {
-		case ToolProperty:
+		case api.ToolProperty:
 			return p.ToTypeScriptType()
-		case *ToolProperty:
+		case *api.ToolProperty:
 			if p != nil {
 				return p.ToTypeScriptType()
 			}
