@@ -1037,6 +1037,20 @@ def test_inexact_string_operations_are_refused(source: str, message: str) -> Non
     assert str(info.value).startswith("t.gotmpl:")
 
 
+def test_comparing_two_messages_is_refused_with_why() -> None:
+    """eq of two messages compares *templateMessage pointers: Go tells apart two messages with
+    equal contents, which the translation (holding no message's place in the list) cannot."""
+    source = ('{{ $first := index .Messages 0 }}{{ range .Messages }}'
+              '{{ if eq . $first }}first:{{ .Content }}{{ end }}{{ end }}')
+    same = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                         {"role": "user", "content": "a"}]}
+    assert reference.render(source, same) == "first:a"  # the third message equals the first
+    with pytest.raises(TranslationError, match="comparing two messages: Go compares their "
+                       "pointers") as info:
+        translate(source, name="t.gotmpl")
+    assert str(info.value).startswith("t.gotmpl:1:")
+
+
 # --- api.PropertyType, a []string the request gives as a string or a list (gpt-oss) ---------
 
 _TYPED_TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {

@@ -215,14 +215,71 @@ def test_printf_f_e_g_of_run_time_numbers_round_the_exact_value_on_every_engine(
 
 def test_printf_of_messages_prints_addresses_for_the_pointer_verbs_only() -> None:
     """%x, %o, %b, %d, %v of .Messages: each element's address (the contract's failure), `[]`
-    when there are none; %s or %f print the Go type's name, which Ollama's source decides."""
+    when there are none."""
     source = '{{ printf "%x|%-8X|%.3o|%b" .Messages .Messages .Messages .Messages }}'
     engines = raw_engine_names()
     result = verify_template(source, translate(source), cases=20, engines=engines)
     assert result.ok, "\n".join(str(d) for d in result.divergences)
-    for verb in ("%s", "%5.2f", "%q"):
-        with pytest.raises(TranslationError, match="templateMessage"):
-            translate('{{ printf "' + verb + '" .Messages }}')
+
+
+#: A user message, then a call with two arguments (one a string), for the bad-verb forms.
+BAD_VERB_CONVERSATION = {
+    "messages": [{"role": "user", "content": "hiä"}, {"role": "assistant", "content": "",
+                 "tool_calls": [{"function": {"name": "f",
+                                              "arguments": {"a": 1.25, "b": "xyz"}}}]}],
+    "tools": [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {
+        "type": "object", "required": ["a"], "properties": {
+            "a": {"type": ["integer", "null"], "description": "x", "enum": [1.5, "q"]},
+            "c": {"type": "string", "anyOf": [{"type": "string"}]}}}}}]}
+
+
+def test_printf_s_q_f_of_messages_print_each_bad_verb_with_ollamas_type_name() -> None:
+    """Any other verb is fmt's badVerb of each *templateMessage: `%!q(` and the Go type as
+    Ollama's package names it, then the struct by %v with the directive's width and precision
+    and no String method (the arguments print as a Go map)."""
+    source = '{{ printf "%s|%-7.3q|%5.2f" .Messages .Messages .Messages }}{{ if .Tools }}{{ end }}'
+    engines = raw_engine_names()
+    jinja = translate(source)
+    result = verify_template(source, jinja, cases=40, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    q = ("[%!q(*template.templateMessage=&{use     hiä             [] []                }) "
+         "%!q(*template.templateMessage=&{ass                     [] [{        {000     f"
+         "       map[a      :1.25    b      :xyz    ]}}]                })]")
+    want = reference.render(source, BAD_VERB_CONVERSATION)
+    assert want.split("|")[1] == q  # checked by hand: `use` padded to 7, then one space
+    assert want.startswith("[%!s(*template.templateMessage=&{user hiä  [] []  }) ")
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(BAD_VERB_CONVERSATION)) == want, engine.name
+
+
+def test_printf_f_e_g_of_tool_shapes_and_s_of_a_property_print_the_nil_pointer_by_type() -> None:
+    """%f, %e, %g of the tool shapes and %s of a property print a nil nested-properties
+    pointer as `%!E(*api.ToolPropertiesMap=<nil>)`, `<nil>` padded to the width; a set one is
+    an address (the contract's failure)."""
+    source = ('{{ printf "%8.1E" .Tools }}{{ range .Tools }}'
+              '{{ range $k, $v := .Function.Parameters.Properties }}|{{ printf "%-9.2s" $v }}'
+              '{{ end }}{{ printf "%g" .Function }}{{ end }}{{ if .Messages }}{{ end }}')
+    engines = raw_engine_names()
+    jinja = translate(source)
+    result = verify_template(source, jinja, cases=40, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    want = reference.render(source, BAD_VERB_CONVERSATION)
+    for part in ("%!E(string=       x) [ 1.5E+00 %!E(string=       q)] "
+                 "%!E(*api.ToolPropertiesMap=   <nil>) []}",
+                 "|{[] [i        <nil> x         [%!s(float64=1.5      ) q        ] "
+                 "%!s(*api.ToolPropertiesMap=<nil>    ) []}|{[{[] st        <nil>           [] "
+                 "%!s(*api.ToolPropertiesMap=<nil>    ) []}] st",
+                 "%!g(*api.ToolPropertiesMap=<nil>) []}]}}"):
+        assert part in want, part
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(BAD_VERB_CONVERSATION)) == want, engine.name
+    nested = {"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function",
+              "function": {"name": "f", "parameters": {"type": "object", "properties": {"o": {
+                  "type": "object", "properties": {"x": {"type": "string"}}}}}}}]}
+    assert re.search(r"ToolPropertiesMap=&\{0x[0-9a-f]{6,}\}\)", reference.render(source, nested))
+    for engine in get_engines(engines):
+        with pytest.raises(RenderError, match="memory address"):
+            engine.render(jinja, jinja_context(nested))
 
 
 def test_printf_o_t_c_u_of_composites_print_each_leaf_by_its_kind_on_every_engine() -> None:

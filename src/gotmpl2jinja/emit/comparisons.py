@@ -75,6 +75,10 @@ class Comparisons:
             return self.compare_byte_length(op, a, b, node)
         if (a.cut is not None or b.cut is not None) and op in ("==", "!="):
             return self.compare_cut(op, a, b, node)
+        if a.type == GoType.MESSAGE:
+            raise self.error("comparing two messages: Go compares their pointers (the same "
+                             "message of the list, not equal contents), and the translation "
+                             "keeps no message's place in the list", node)
         if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
         if a.is_const and b.is_const:

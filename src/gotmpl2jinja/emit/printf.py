@@ -12,6 +12,7 @@ from gotmpl2jinja.analysis import (
     GoType,
 )
 from gotmpl2jinja.emit import runtime
+from gotmpl2jinja.emit.collate import OPTIONAL_MESSAGE_KEYS
 from gotmpl2jinja.emit.gofmt import VALID_VERBS, Verb, parse_printf
 from gotmpl2jinja.emit.values import (
     ARITH,
@@ -103,11 +104,19 @@ class Printf:
                 # flags, width or precision (`0xc…`, or a number): `[]` when empty, else the
                 # contract's failure. (Other verbs print `%!s(*template.templateMessage=&{…})`.)
                 return self.text(arg, node)
+            if arg.type == GoType.MESSAGES and verb.verb not in "pT" \
+                    and set(verb.flags) <= {"-"}:
+                # badVerb of each element: `%!s(*template.templateMessage=&{…})`
+                self.macros.add("go_fmt_bad_messages")
+                self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
+                return Expr(f"go_fmt_bad_messages({self.concrete(arg).code}, "
+                            f"{runtime.literal(verb.verb)}, {_or_minus_one(verb.width)}, "
+                            f"{'true' if verb.has('-') else 'false'}, "
+                            f"{_or_minus_one(verb.precision)})", GoType.STRING,
+                            stable=arg.stable)
             if arg.type == GoType.MESSAGES:
-                raise self.error(f"printf of {arg.type.value} by a verb but %v %d %x %X %o "
-                                 "%b, or with `#`: Go prints each message as `%!s(*template."
-                                 "templateMessage=&{…})` (or its slice type), a Go type's name "
-                                 "that only Ollama's source decides", node)
+                raise self.error(f"printf of {arg.type.value} by %{verb.verb} with flags "
+                                 f"{verb.flags!r}: not supported", node)
             if verb.verb in "sdvfFeEgGotcUO" and set(verb.flags) <= {"-"}:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
@@ -164,24 +173,15 @@ class Printf:
                       *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
-        if t in _TOOL_SHAPES and verb.precision is None \
-                and (verb.verb in "do" or t == GoType.PROPERTY and verb.verb == "v"):
-            # (a nil nested-properties pointer prints 0 in either base)
-            # String() is only for %s and %v, and an api.ToolProperty has none
+        if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "do"
+                                  or verb.verb in "fFeEgG"
+                                  or t == GoType.PROPERTY and verb.verb in "sv"):
+            # String() is only for %s and %v, and an api.ToolProperty has none; a nil
+            # nested-properties pointer prints as fmtPointer prints it (go_fmt_property)
             macro = _TOOL_SHAPES[t]
             self.macros.add(macro)
             return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
-        if t in _TOOL_SHAPES and verb.verb in "fFeEgG":
-            raise self.error(f"printf %f, %e or %g of {t.value}: Go prints a tool property's "
-                             "nested-properties pointer with its Go type's name "
-                             "(`%!f(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
-                             "source decides", node)
-        if t == GoType.PROPERTY and verb.verb in "sv":
-            raise self.error(f"printf %s of {t.value}: Go prints its nested properties' "
-                             "pointer (an address), or its Go type's name "
-                             "(`%!s(*api.ToolPropertiesMap=<nil>)`), which only Ollama's "
-                             "source decides", node)
         return None
 
     def printf_value(self, verb: Verb, arg: Expr, type_name: str, fmt: str, node: nodes.Node,

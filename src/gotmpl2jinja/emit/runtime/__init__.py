@@ -52,9 +52,9 @@ json_tool_call, print_tool_calls, print_tool_call, print_tool_call_function, jso
 print_arguments; the template's structs as json — json_message, json_messages; Go's builtins
 and fmt — go_pad, go_pad_string, go_int, go_html, go_query_number, go_len, go_slice,
 go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int, go_fmt_json,
-go_fmt_tool_call, go_fmt_tool_calls, go_fmt_tools, go_fmt_tool, go_fmt_function,
-go_fmt_parameters, go_fmt_properties, go_fmt_property, go_eq_json, go_lt_json, go_less;
-dates — yesterday_date.
+go_fmt_tool_call, go_fmt_tool_calls, go_fmt_bad_messages, go_fmt_tools, go_fmt_tool,
+go_fmt_function, go_fmt_parameters, go_fmt_properties, go_fmt_property, go_eq_json,
+go_lt_json, go_less; dates — yesterday_date.
 `gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,

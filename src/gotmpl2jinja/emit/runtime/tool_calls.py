@@ -186,15 +186,16 @@ _define(
 )
 
 _define(
-    "go_fmt_tool_call", "c, verb, width, minus, prec",
+    "go_fmt_tool_call", "c, verb, width, minus, prec, bare=false",
     "fmt of one templateToolCall for a verb of `sdvfFeEgG`: `{ID {INDEX NAME ARGS}}`, each "
     "field by itself; ARGS by String() (as a padded string) for `s` and `v`, as a map for the "
-    "others (`map[]` when the call has none).",
+    "others and when `bare` (inside a bad verb's value fmt calls no String method; `map[]` when "
+    "the call has none).",
     """
 {%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {%- set args = fn.arguments if fn.arguments is defined else none -%}
-{%- if verb not in 'sv' -%}{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb,
-    width, minus, prec) -%}
+{%- if bare or verb not in 'sv' -%}
+{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb, width, minus, prec) -%}
 {%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus, prec) -%}
 {%- endif -%}
 {{- '{' ~ go_fmt_string(c.id if c.id is defined and c.id is not none else '', verb, width,
@@ -207,14 +208,14 @@ _define(
 )
 
 _define(
-    "go_fmt_tool_calls", "calls, verb, width, minus, prec",
+    "go_fmt_tool_calls", "calls, verb, width, minus, prec, bare=false",
     "fmt of a message's ToolCalls for verb `s`, `v` or `d`: `[` go_fmt_tool_call joined by "
     "spaces `]`; `[]` when none.",
     """
 {{- '[' -}}
 {%- if calls is defined and calls is not none -%}
 {%- for c in calls -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus, prec) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus, prec, bare) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
@@ -222,21 +223,49 @@ _define(
     ("go_fmt_tool_call",),
 )
 
+_define(
+    "go_fmt_bad_messages", "msgs, verb, width, minus, prec",
+    "fmt of `.Messages` ([]*templateMessage) for a verb a pointer does not take (not `vpbodxX`): "
+    "`[` each message as `%!s(*template.templateMessage=&{…})` joined by spaces `]`, the "
+    "struct by `v` with the directive's width and precision and no String method (badVerb).",
+    # minja runs a macro in its caller's scope: the prefix is read before the calls, `m` is a
+    # loop variable.
+    """
+{%- set bad_prefix = '%!' ~ verb ~ '(*template.templateMessage=&{' -%}
+{{- '[' -}}
+{%- for m in msgs -%}
+{{- (' ' if not loop.first else '') ~ bad_prefix
+    ~ go_fmt_string(m['role'], 'v', width, minus, prec) ~ ' '
+    ~ go_fmt_string(m['content'], 'v', width, minus, prec) ~ ' '
+    ~ go_fmt_string(m.get('reasoning_content', ''), 'v', width, minus, prec) ~ ' [] '
+    ~ go_fmt_tool_calls(m.get('tool_calls', []), 'v', width, minus, prec, true) ~ ' '
+    ~ go_fmt_string(m.get('name', ''), 'v', width, minus, prec) ~ ' '
+    ~ go_fmt_string(m.get('tool_call_id', ''), 'v', width, minus, prec) ~ '})' -}}
+{%- endfor -%}
+{{- ']' -}}
+""",
+    ("go_fmt_string", "go_fmt_tool_calls"),
+)
+
 # ---------------------------------------------------------------------------------------------
-# printf's %d (with a width and `-`) of the tool shapes: none has a String method for %d, so
+# printf's %d, %o, %f, %e, %g (with a width, `-`, and a precision but for %d and %o) of the tool
+# shapes, and %s of a property: none has a String method for those verbs, so
 # fmt's printValue writes each struct field by field, every string and number with the verb
 # (go_fmt_string, go_fmt_json: a []string prints as a list of strings does), a nil `any` as
 # `<nil>`, a nil slice as `[]`, a nil map as `map[]`, and a property's nested-properties pointer
-# as an integer: 0 when nil, else its address (then the contract's ADDRESS failure). An
+# as fmtPointer does: when nil 0 for %d and %o, else `%!f(*api.ToolPropertiesMap=<nil>)` (the
+# type's name is Ollama's package's), and its address when set (the contract's ADDRESS failure). An
 # api.ToolProperty has no String method at all, so `{{ $p }}` (print_property) is its %v.
 
 _define(
     "go_fmt_property", "p, verb, width, minus, prec",
-    "fmt of an api.ToolProperty for verb `d` or `v` (width -1: none): `{[ANYOF…] [TYPE…] "
-    "ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] [%!d(string=string)] <nil> "
-    "%!d(string=) [] 0 []}`; for `v` TYPE by its String method and the nil pointer `<nil>` "
-    "(`{[] string <nil>  [] <nil> []}`), each padded; nested `properties` make Go print an "
-    "address: raises ADDRESS.",
+    "fmt of an api.ToolProperty for verb `d`, `o`, `s`, `v` or `fFeEgG` (width -1: none): "
+    "`{[ANYOF…] [TYPE…] ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] "
+    "[%!d(string=string)] <nil> %!d(string=) [] 0 []}`; for `s` and `v` TYPE by its String "
+    "method; the nil nested-properties pointer as fmtPointer prints it: a number for `d` "
+    "and `o`, `<nil>` for `v`, else the bad verb with its type's name "
+    "(`%!f(*api.ToolPropertiesMap=<nil>)`), `<nil>` padded in each; nested `properties` "
+    "make Go print an address: raises ADDRESS.",
     # minja runs a macro in its caller's scope: after the recursive call (anyOf) only the loop
     # variable `q` is read (see json_property).
     """
@@ -250,12 +279,14 @@ _define(
 {{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- set t = q.get('type', []) -%}
-{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb == 'v'
+{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb in 'sv'
     else go_fmt_json([t] if t is string else t, verb, width, minus, prec)) ~ ' '
     ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
     ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
     ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec) ~ ' '
-    ~ go_pad('<nil>' if verb == 'v' else '0', width, minus, false) ~ ' '
+    ~ (go_pad('0', width, minus, false) if verb in 'do' else (go_pad('<nil>', width, minus, false)
+    if verb == 'v' else '%!' ~ verb ~ '(*api.ToolPropertiesMap=' ~ go_pad('<nil>', width, minus,
+    false) ~ ')')) ~ ' '
     ~ go_fmt_json(q.get('required', []), verb, width, minus, prec) ~ '}' -}}
 {%- endfor -%}
 """,
@@ -264,8 +295,9 @@ _define(
 
 _define(
     "go_fmt_properties", "props, verb, width, minus, prec",
-    "fmt of templateProperties (a Go map) for verb `d`: `map[KEY:PROPERTY …]`, keys sorted "
-    "bytewise, each printed with the verb; `map[]` when absent or null.",
+    "fmt of templateProperties (a Go map) for a verb of go_fmt_property but `s` and `v`: "
+    "`map[KEY:PROPERTY …]`, keys sorted bytewise, each printed with the verb; `map[]` when "
+    "absent or null.",
     """
 {{- 'map[' -}}
 {%- if props is defined and props is not none -%}
@@ -281,8 +313,8 @@ _define(
 
 _define(
     "go_fmt_parameters", "p, verb, width, minus, prec",
-    "fmt of templateToolFunctionParameters for verb `d`: `{TYPE DEFS ITEMS [REQUIRED…] "
-    "PROPERTIES}`.",
+    "fmt of templateToolFunctionParameters for a verb of go_fmt_properties: `{TYPE DEFS "
+    "ITEMS [REQUIRED…] PROPERTIES}`.",
     """
 {%- set p = p if p is defined and p is mapping else {} -%}
 {%- set props = p.get('properties') -%}
@@ -297,7 +329,7 @@ _define(
 
 _define(
     "go_fmt_function", "fn, verb, width, minus, prec",
-    "fmt of templateToolFunction for verb `d`: `{NAME DESCRIPTION PARAMETERS}`.",
+    "fmt of templateToolFunction for a verb of go_fmt_properties: `{NAME DESCRIPTION PARAMETERS}`.",
     """
 {%- set fn = fn if fn is defined and fn is mapping else {} -%}
 {%- set p = fn.get('parameters') -%}
@@ -310,7 +342,7 @@ _define(
 
 _define(
     "go_fmt_tool", "t, verb, width, minus, prec",
-    "fmt of templateTool for verb `d`: `{TYPE ITEMS FUNCTION}`.",
+    "fmt of templateTool for a verb of go_fmt_properties: `{TYPE ITEMS FUNCTION}`.",
     """
 {%- set f = t.get('function') -%}
 {{- '{' ~ go_fmt_string(t.get('type', ''), verb, width, minus, prec) ~ ' '
@@ -322,7 +354,8 @@ _define(
 
 _define(
     "go_fmt_tools", "ts, verb, width, minus, prec",
-    "fmt of templateTools for verb `d`: `[` go_fmt_tool joined by spaces `]`; `[]` when none.",
+    "fmt of templateTools for a verb of go_fmt_properties: `[` go_fmt_tool joined by "
+    "spaces `]`; `[]` when none.",
     """
 {{- '[' -}}
 {%- if ts is defined and ts is not none -%}
