@@ -36,6 +36,22 @@ _TOOL_SHAPES = {
 }
 
 
+#: Why a verb is refused where Go reads a string's characters as numbers: minijinja, whose hosts
+#: build it without |urlencode, gives no character's code point or UTF-8 bytes.
+_NO_CHARACTERS = {
+    ("q", "string"): "Go's strconv.Quote writes each character that is not printable "
+                     "(unicode.IsPrint) by its code point, which no portable Jinja reads",
+    ("q", "int"): "Go prints the character of that code point, which no portable Jinja "
+                  "writes from a number",
+    ("x", "string"): "Go prints its UTF-8 bytes in hex, which no portable Jinja reads",
+    ("q", "composite"): "Go quotes the text inside (each text value, or what String() gives) with "
+                        "strconv.Quote, a character that is not printable by its code point, "
+                        "which no portable Jinja reads",
+    ("x", "composite"): "Go prints the text inside (each text value, or what String() gives) as "
+                        "its UTF-8 bytes in hex, which no portable Jinja reads",
+}
+
+
 class Printf:
     """Emitter methods for `printf` (a mixin of `Emitter`)."""
 
@@ -121,8 +137,9 @@ class Printf:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
+            why = _NO_CHARACTERS.get((verb.verb.lower(), "composite"), "not supported")
             raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
-                             "not supported", node)
+                             f"{why}", node)
         if verb.verb == "T":
             return self.padded(const_expr(type_name), verb, zero=True)
         if verb.verb not in VALID_VERBS[type_name]:
@@ -187,8 +204,9 @@ class Printf:
     def printf_value(self, verb: Verb, arg: Expr, type_name: str, fmt: str, node: nodes.Node,
                      *, sharp_v: bool) -> Expr:
         """A verb that is valid for the operand's type (fmtBoolean, fmtInteger, fmtString)."""
-        unsupported = self.error(f"printf {fmt!r}: {verb.source!r} of a {type_name}: not "
-                                 "supported", node)
+        why = _NO_CHARACTERS.get((verb.verb.lower(), type_name), "not supported")
+        unsupported = self.error(f"printf {fmt!r}: {verb.source!r} of a {type_name}: {why}",
+                                 node)
         if type_name == "bool":
             return self.padded(self.text(arg, node, sprint=True), verb, zero=True)
         if type_name == "int" and verb.verb in "dvboOxX":
