@@ -113,6 +113,15 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         self.printable[key] = f"({code})"
         return Expr(key, GoType.STRING, ATOM)
 
+    def consumed(self, e: Expr) -> None:
+        """Refuse `e` where a function or a test consumes it: a string in which Go prints an
+        address may be printed (its code then raises), but its length, its bytes, a comparison
+        or its truth are Go's stable values that no template can compute."""
+        if "\x00refused" in e.code:
+            for key in self.printable:
+                if key in e.code:
+                    raise self.refusals[key]
+
     def check_refusals(self, text: str) -> None:
         if "\x00refused" in text:
             for key, error in self.refusals.items():

@@ -21,6 +21,7 @@ from gotmpl2jinja.analysis import (
 from gotmpl2jinja.emit import runtime
 from gotmpl2jinja.emit.builtins import BUILTINS
 from gotmpl2jinja.emit.collate import MESSAGE_DEFAULTS, OPTIONAL_MESSAGE_KEYS
+from gotmpl2jinja.emit.gofmt import Verb, parse_printf
 from gotmpl2jinja.emit.paths import FIM_FIELDS
 from gotmpl2jinja.emit.runtime import item_or
 from gotmpl2jinja.emit.values import (
@@ -41,6 +42,20 @@ from gotmpl2jinja.emit.values import (
     quote,
 )
 from gotmpl2jinja.syntax import nodes
+
+#: The functions whose result carries their string operands' text whole (so an address Go
+#: prints in an operand is still in what they print): any other function consumes it, and so do
+#: `slice` and a printf precision, which may keep only an address's stable part (`[0x`).
+_KEEP_TEXT = frozenset(("print", "println", "printf", "html", "js", "urlquery", "json"))
+
+
+def _cuts(args: list[Expr]) -> bool:
+    """Whether printf's format (a constant, else unknown) may cut an operand: a precision, `*`."""
+    fmt = args[0] if args else None
+    if fmt is None or not fmt.is_const or not isinstance(fmt.const, str):
+        return True
+    return any(isinstance(item, Verb) and (item.precision is not None or item.star)
+               for item in parse_printf(fmt.const))
 
 
 class Expressions:
@@ -352,6 +367,7 @@ class Expressions:
 
     def truth(self, e: Expr) -> Expr:
         """An expression whose Jinja truth is Go's truth of `e`."""
+        self.consumed(e)
         t = e.type
         if e.is_const:
             return const_expr(bool(e.const))
@@ -415,6 +431,9 @@ class Expressions:
         handler = BUILTINS.get(name)
         if handler is None:
             raise self.error(f"function {name!r}: not supported", node)
+        if name not in _KEEP_TEXT or name == "slice" or name == "printf" and _cuts(args):
+            for a in args:  # (a cut may keep only the stable part of an address: `[0x`)
+                self.consumed(a)
         result: Expr = handler(self, args, node)
         return result
 

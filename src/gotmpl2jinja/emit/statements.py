@@ -53,6 +53,7 @@ class Statements:
         if node.name not in self.template.defines:
             self.output(self.raising(f'template: no such template "{node.name}"'))
             return
+        self.consumed(value)  # (the definition may measure or compare it)
         folded = value.is_const or value.type == GoType.ROOT
         key: tuple[object, ...] = (node.name, self.mode, value.type, value.maybe_undefined,
                                    repr(value.const) if folded else None)
