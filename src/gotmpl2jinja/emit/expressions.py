@@ -45,8 +45,16 @@ from gotmpl2jinja.syntax import nodes
 
 #: The functions whose result carries their string operands' text whole (so an address Go
 #: prints in an operand is still in what they print): any other function consumes it, and so do
-#: `slice` and a printf precision, which may keep only an address's stable part (`[0x`).
+#: a printf precision and `slice` (but from a start of at most 3 to the end), which may keep
+#: only an address's stable part (`[0x`).
 _KEEP_TEXT = frozenset(("print", "println", "printf", "html", "js", "urlquery", "json"))
+
+
+def _keeps_digits(args: list[Expr]) -> bool:
+    """Whether `slice` keeps every address's changing digits: no end, and a constant start of
+    at most 3 (an address is `0x` and six or more hex digits, so at most `[0x` goes)."""
+    return len(args) == 2 and args[1].is_const and isinstance(args[1].const, int) \
+        and not isinstance(args[1].const, bool) and 0 <= args[1].const <= 3
 
 
 def _cuts(args: list[Expr]) -> bool:
@@ -431,7 +439,9 @@ class Expressions:
         handler = BUILTINS.get(name)
         if handler is None:
             raise self.error(f"function {name!r}: not supported", node)
-        if name not in _KEEP_TEXT or name == "slice" or name == "printf" and _cuts(args):
+        if name not in _KEEP_TEXT and name != "slice" \
+                or name == "slice" and not _keeps_digits(args) \
+                or name == "printf" and _cuts(args):
             for a in args:  # (a cut may keep only the stable part of an address: `[0x`)
                 self.consumed(a)
         result: Expr = handler(self, args, node)
