@@ -187,6 +187,17 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         "{{ 'a00'.rstrip('0') }}", {}, everywhere("a", hfjinja="a00")),
     "length of a non-ASCII string": (
         "{{ 'é'|length }}", {}, everywhere("1", llamacpp="2", minja="2")),
+    # --- how urlquery reads a character's UTF-8 bytes (runtime.go_query_escape) --------------
+    "a character from its code point": (
+        "{{ '%c'|format(233) }}", {},
+        everywhere("é", hfjinja=ERROR, llamacpp="%c", minja=ERROR)),
+    "code points by tojson(ensure_ascii)": (
+        "{{ s|tojson(ensure_ascii=true) }}", {"s": "é😀"},
+        everywhere('"\\u00e9\\ud83d\\ude00"', minijinja=ERROR, minijinja_trim=ERROR,
+                   minja=ERROR)),
+    "split by one byte of a character": (  # where |length counts bytes: before 0xA9
+        "{{ ('aé'.split('é'[1:2])[0])|length if '😀'|length == 4 else 'units' }}", {},
+        everywhere("units", llamacpp="2", minja="2")),
     # --- why fields are read as m['k'] if 'k' in m, but never for a dict method's name --------
     "key test and subscript of a host's dict": (
         "{{ 'a' in d }},{{ 'b' in d }},{{ d['a'] }},{{ d['b'] if 'b' in d else 'none' }}",

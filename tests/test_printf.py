@@ -99,6 +99,42 @@ def test_html_escapes_what_go_escapes_on_every_engine() -> None:
         assert engine.render(jinja, jinja_context(nul)) == go, engine.name
 
 
+#: urlquery of text known only at run time: a content, a decoded-JSON value and map, a
+#: message's struct, the tools' JSON, and a value through printf.
+URLQUERY_TEMPLATE = ('{{ range $i, $m := .Messages }}[{{ urlquery .Content }}|'
+                     '{{ urlquery .Role $i .Content }}|{{ urlquery . }}|{{ .Content | urlquery }}|'
+                     '{{ urlquery (printf "%5s" .Content) }}{{ range .ToolCalls }}|'
+                     '{{ urlquery .Function.Arguments }}{{ range $k, $v := .Function.Arguments }}'
+                     ';{{ urlquery $v }}{{ end }}{{ end }}]{{ end }}{{ urlquery .Tools }}')
+
+#: Every lead byte valid UTF-8 has (U+0080, U+00C0 … U+100000) and every continuation byte
+#: (U+0080 … U+00BF), the edges of each length and of the surrogates, and ASCII's extremes.
+EVERY_BYTE = ("".join(chr(c) for c in range(0x80, 0xC0))
+              + "".join(chr(0xC0 + 64 * k) for k in range(29))
+              + "".join(chr(0x800 if k == 0 else 0x1000 * k) for k in range(16))
+              + "".join(chr(c) for c in (0x10000, 0x40000, 0x80000, 0xC0000, 0x100000))
+              + "\x01\x1f \x7f\u07ff\ud7ff\ue000\uffff\U0010ffff~-_.+%/")
+
+
+def test_urlquery_of_run_time_text_escapes_each_utf8_byte_on_every_engine() -> None:
+    engines = raw_engine_names()
+    jinja = translate(URLQUERY_TEMPLATE)
+    result = verify_template(URLQUERY_TEMPLATE, jinja, cases=30, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    source = "{{ range .Messages }}{{ urlquery .Content }}{{ end }}"
+    jinja = translate(source)
+    # by hand: a space is `+`, `~` stays, every other byte of the UTF-8 is %XX (NUL too)
+    hand = {"messages": [{"role": "user", "content": "a b+é😀/~\x00"}]}
+    assert reference.render(source, hand) == "a+b%2B%C3%A9%F0%9F%98%80%2F~%00"
+    every = {"messages": [{"role": "user", "content": EVERY_BYTE}]}
+    go = reference.render(source, every)
+    assert go.startswith("%C2%80%C2%81") and "%F4%80%80%80%01%1F+%7F%DF%BF%ED%9F%BF" in go
+    for engine in get_engines(engines):
+        for conv in (hand, every):
+            assert engine.render(jinja, jinja_context(conv)) == reference.render(source, conv), \
+                engine.name
+
+
 #: printf %d of every tool shape: no String method for %d, so fmt prints the structs field by
 #: field, with widths on every string and number inside.
 TOOL_SHAPES_D = ('{{ printf "%d" .Tools }}{{ range .Tools }}|{{ printf "%5d" . }}|'

@@ -53,22 +53,26 @@ class Printing:
         parts.append(const_expr("\n"))
         return self.concat(parts)
 
-    def fn_html(self, args: list[Expr], node: nodes.Node) -> Expr:
-        """Go's html: one string as it is, anything else through fmt.Sprint (a nil becomes
-        `<no value>` first, as evalArgs's printableValue makes it), then HTML-escaped."""
+    def evaluated_text(self, args: list[Expr], node: nodes.Node, name: str) -> Expr:
+        """evalArgs' text, which html, js and urlquery escape: one string as it is, anything
+        else through fmt.Sprint (a nil becomes `<no value>` first, and a pointer the struct it
+        points to, as printableValue makes them)."""
         if len(args) == 1 and args[0].type == GoType.STRING:
-            text = args[0]
-        elif len(args) == 1 and args[0].type not in GO_TYPE_NAMES \
+            return args[0]
+        if len(args) == 1 and args[0].type not in GO_TYPE_NAMES \
                 and not (args[0].type in NIL_TYPES and args[0].is_const):
             a = args[0]
             if a.type == GoType.ANY:  # a nil interface is <no value>, as printableValue says
                 self.macros.add("print_value")
-                text = Expr(f"'<no value>' if {a.wrap(COMPARE)} is none else "
+                return Expr(f"'<no value>' if {a.wrap(COMPARE)} is none else "
                             f"print_value({a.code})", GoType.STRING, COND, stable=a.stable)
-            else:  # printableValue takes the struct a pointer points to: template printing
-                text = self.text(a, node, sprint=a.type != GoType.MESSAGE)
-        else:
-            text = self.sprint_of_scalars(args, node, "html")
+            # printableValue takes the struct a pointer points to: template printing
+            return self.text(a, node, sprint=a.type != GoType.MESSAGE)
+        return self.sprint_of_scalars(args, node, name)
+
+    def fn_html(self, args: list[Expr], node: nodes.Node) -> Expr:
+        """Go's html: evalArgs' text, HTML-escaped."""
+        text = self.evaluated_text(args, node, "html")
         if text.is_const:
             escaped = str(text.const)
             for raw, entity in (("&", "&amp;"), ("'", "&#39;"), ("<", "&lt;"), (">", "&gt;"),
@@ -93,13 +97,19 @@ class Printing:
 
     def fn_js(self, args: list[Expr], node: nodes.Node) -> Expr:
         """Go's js (JSEscapeString of evalArgs' text): exact where the text is known to be
-        ASCII (numbers, booleans, nil, constants), since Go escapes a non-ASCII character it
-        cannot print by its code point, which portable Jinja has no way to read."""
-        return self.escaped(args, node, "js", _js_ascii, lambda e, t: e)
+        ASCII (numbers, booleans, nil, constants), since Go writes a character past ASCII that
+        unicode.IsPrint refuses by its code point, and no runtime macro holds that table."""
+        escaped = self.escaped(args, node, "js", _js_ascii, lambda e, t: e)
+        if escaped is None:
+            raise self.error("js of a value known only at run time (or holding characters "
+                             "beyond ASCII): Go escapes a character unicode.IsPrint refuses by "
+                             "its code point, and the translation has no table of them", node)
+        return escaped
 
     def fn_urlquery(self, args: list[Expr], node: nodes.Node) -> Expr:
-        """Go's urlquery (url.QueryEscape of evalArgs' text): exact for numbers, booleans, nil
-        and constants; a string known only at run time would need its UTF-8 bytes."""
+        """Go's urlquery (url.QueryEscape of evalArgs' text): computed here for constants, a
+        number's `+` escaped, and any other text by its UTF-8 bytes at run time
+        (runtime.go_query_escape)."""
 
         def at_run_time(e: Expr, t: GoType) -> Expr:
             if t != GoType.FLOAT:  # digits, `-`, true/false: nothing to escape
@@ -108,14 +118,19 @@ class Printing:
             return Expr(f"go_query_number({e.code})", GoType.STRING, stable=e.stable,
                         loop=e.loop)
 
-        return self.escaped(args, node, "urlquery", _query_escape, at_run_time)
+        escaped = self.escaped(args, node, "urlquery", _query_escape, at_run_time)
+        if escaped is not None:
+            return escaped
+        text = self.evaluated_text(args, node, "urlquery")
+        self.macros.add("go_query_escape")
+        return Expr(f"go_query_escape({text.code})", GoType.STRING, stable=text.stable,
+                    loop=text.loop)
 
     def escaped(self, args: list[Expr], node: nodes.Node, name: str,
                 constant: Callable[[str], str | None],
-                at_run_time: Callable[[Expr, GoType], Expr]) -> Expr:
-        """evalArgs' text of `args` (one string as it is, else fmt.Sprint with a nil as
-        `<no value>`) escaped: `constant` escapes a constant text (None: it cannot), and
-        `at_run_time` one number's or boolean's text."""
+                at_run_time: Callable[[Expr, GoType], Expr]) -> Expr | None:
+        """evalArgs' text of `args` escaped where it is one number or boolean (`at_run_time`
+        escapes its text) or constant (`constant` escapes it, None: it cannot); else None."""
         if len(args) == 1 and args[0].type in (GoType.INT, GoType.FLOAT, GoType.BOOL) \
                 and not args[0].is_const:
             return at_run_time(self.text(args[0], node, sprint=True), args[0].type)
@@ -125,9 +140,7 @@ class Printing:
             result = constant(str(text.const))
             if result is not None:
                 return const_expr(result)
-        raise self.error(f"{name} of a value known only at run time (or holding characters "
-                         f"beyond ASCII): Go escapes by a character's code point or UTF-8 bytes, "
-                         f"which no portable Jinja reads", node)
+        return None
 
     def fn_call(self, args: list[Expr], node: nodes.Node) -> Expr:
         """No value of Ollama's data model is a function: Go's `call` always fails."""
