@@ -71,7 +71,7 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ('{{ printf "%x" .Prompt }}', "'%x' of a string"),  # the bytes' hex digits
+    ('{{ printf "%#x" .Prompt }}', "'%#x' of a string: with a flag other than `-`"),
     ('{{ printf "%[1]d" 1 }}', "explicit argument index"),
     ('{{ printf "%c" 65 }}', "'%c' of a int"),
 ])
@@ -133,6 +133,59 @@ def test_urlquery_of_run_time_text_escapes_each_utf8_byte_on_every_engine() -> N
         for conv in (hand, every):
             assert engine.render(jinja, jinja_context(conv)) == reference.render(source, conv), \
                 engine.name
+
+
+#: Characters Go's unicode.IsPrint refuses (NEL, a soft hyphen, the line and paragraph
+#: separators, a BOM, private use, an unassigned and a tag character, ideographic and
+#: no-break spaces) beside printable ones, ASCII controls, DEL, NUL and the ASCII js escapes.
+NOT_PRINTABLE = ("\x85\xad\u2028\u2029\ufeff\ue000\u0378\U000e0001\U0010fffd\u3000\u00a0"
+                 "é😀\x07\x0b\x1f\x7f\x00a<>&='\"\\")
+JS_Q_TEMPLATE = ('{{ range .Messages }}[{{ js .Content }}|{{ printf "%q|%.2q|%-7q" .Content '
+                 '.Content .Role }}|{{ js . }}{{ range .ToolCalls }}|{{ js .Function.Arguments }}'
+                 '{{ range $k, $v := .Function.Arguments }};{{ printf "%q" $v }}{{ end }}{{ end }}'
+                 ']{{ end }}{{ printf "%q" .Tools }}')
+
+
+def test_js_and_q_of_run_time_text_escape_what_go_cannot_print_on_every_engine() -> None:
+    engines = raw_engine_names()
+    jinja = translate(JS_Q_TEMPLATE)
+    result = verify_template(JS_Q_TEMPLATE, jinja, cases=30, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    source = '{{ range .Messages }}{{ js .Content }}|{{ printf "%q" .Content }}{{ end }}'
+    jinja = translate(source)
+    hand = {"messages": [{"role": "user", "content": "a\x85é<\x07😀\U000e0001"}]}
+    # by hand: js writes what IsPrint refuses as \u%04X and `<` as \u003C; %q as \u%04x,
+    # \U%08x past the BMP, and BEL as \a
+    assert reference.render(source, hand) == ('a\\u0085é\\u003C\\u0007😀\\uE0001|'
+                                              '"a\\u0085é<\\a😀\\U000e0001"')
+    for conv in (hand, {"messages": [{"role": "user", "content": NOT_PRINTABLE + EVERY_BYTE}]}):
+        want = reference.render(source, conv)
+        for engine in get_engines(engines):
+            assert engine.render(jinja, jinja_context(conv)) == want, engine.name
+
+
+#: %x and %X of strings and of the values whose text is strings and ints: a message, its calls
+#: (the arguments by String(), their JSON), the arguments, the tools (String(): their JSON).
+HEX_TEMPLATE = ('{{ range .Messages }}[{{ printf "%x|%X|%.3X|%-9.2x|%9x" .Content .Content '
+                '.Content .Content .Role }}|{{ printf "%x" . }}|{{ printf "%6.3X" .ToolCalls }}'
+                '{{ range .ToolCalls }}|{{ printf "%-5x" . }}|{{ printf "%x" .Function.Arguments }}'
+                '{{ end }}]{{ end }}{{ printf "%x|%.4X" .Tools .Tools }}')
+
+
+def test_printf_x_of_text_prints_its_utf8_bytes_in_hex_on_every_engine() -> None:
+    engines = raw_engine_names()
+    jinja = translate(HEX_TEMPLATE)
+    result = verify_template(HEX_TEMPLATE, jinja, cases=30, engines=engines)
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    conv = {"messages": [{"role": "user", "content": "hé😀"}, {"role": "assistant",
+            "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}]}
+    want = reference.render(HEX_TEMPLATE, conv)
+    # by hand: h 68, é c3 a9, 😀 f0 9f 98 80; a precision counts bytes, the width pads spaces
+    assert want.startswith("[68c3a9f09f9880|68C3A9F09F9880|68C3A9|68c3     | 75736572|")
+    # a message's fields in hex (Images `[]`), the arguments by String(): `{"a":1}`
+    assert "&{617373697374616e74   [] [{ {0 66 7b2261223a317d}}]  }" in want
+    for engine in get_engines(engines):
+        assert engine.render(jinja, jinja_context(conv)) == want, engine.name
 
 
 #: printf %d of every tool shape: no String method for %d, so fmt prints the structs field by

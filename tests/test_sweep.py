@@ -30,7 +30,7 @@ CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="
 # Go's len counts UTF-8 bytes: the translator refuses it (a TranslationError with line:col).
 # Intentionally invalid (role `robot`), see its SOURCE.md.
 INVALID_MODELFILE = "corpus/ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
-BYTE_LENGTH = "{{ range .Messages }}{{ js .Content }}{{ end }}"  # (refused: js)
+BYTE_LENGTH = "{{ range .Messages }}{{ index .Content 0 }}{{ end }}"  # (refused: a byte)
 
 MODELFILE = '''FROM {__FILE_LOCATION__}
 TEMPLATE """{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}{__EOS_TOKEN__}A:{{ .Response }}"""
@@ -101,8 +101,7 @@ def test_each_template_gets_an_honest_row(corpus: Path) -> None:
     assert copy.same_as == "mini/a/chatml.gotmpl" and copy.cases == chatml.cases
     refused = rows["mini/a/bytes.gotmpl"]
     assert refused.status == NOT_TRANSLATED
-    assert re.match(r"mini/a/bytes\.gotmpl:1:\d+: js of a value known only at run time",
-                    refused.reason)
+    assert re.match(r"mini/a/bytes\.gotmpl:1:\d+: index of string by a number", refused.reason)
     assert refused.cases == 0
     assert rows["mini/a/broken.gotmpl"].status == INVALID
     legacy = rows["mini/b/Modelfile#TEMPLATE"]
@@ -226,7 +225,7 @@ SAME_TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}<ass
 UNTRANSLATABLE_MODELFILE = '''# a comment line
 FROM x
 TEMPLATE """{{ range .Messages }}
-{{ js .Content }}{{ end }}"""
+{{ index .Content 0 }}{{ end }}"""
 '''
 
 
@@ -285,8 +284,8 @@ def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> N
                                          engines=["jinja2"])}
     refused = rows["mf/bytes.Modelfile#TEMPLATE"]
     assert refused.status == NOT_TRANSLATED
-    # `js` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
-    assert refused.reason.startswith("mf/bytes.Modelfile:4:4: js of a value known"), \
+    # `index` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
+    assert refused.reason.startswith("mf/bytes.Modelfile:4:4: index of string by a number"), \
         refused.reason
 
 

@@ -36,20 +36,28 @@ _TOOL_SHAPES = {
 }
 
 
-#: Why a verb is refused where Go reads a string's characters as numbers: minijinja, whose hosts
-#: build it without |urlencode, gives no character's code point or UTF-8 bytes.
+#: Why a verb is refused for a string or a composite: %q needs Go's table of printable characters
+#: (unicode.IsPrint) or a character from any code point; %x of a float known only at run time
+#: is not computed; %x with `#` or a space is not translated.
 _NO_CHARACTERS = {
-    ("q", "string"): "Go's strconv.Quote writes each character that is not printable "
-                     "(unicode.IsPrint) by its code point, which no portable Jinja reads",
-    ("q", "int"): "Go prints the character of that code point, which no portable Jinja "
-                  "writes from a number",
-    ("x", "string"): "Go prints its UTF-8 bytes in hex, which no portable Jinja reads",
-    ("q", "composite"): "Go quotes the text inside (each text value, or what String() gives) with "
-                        "strconv.Quote, a character that is not printable by its code point, "
-                        "which no portable Jinja reads",
-    ("x", "composite"): "Go prints the text inside (each text value, or what String() gives) as "
-                        "its UTF-8 bytes in hex, which no portable Jinja reads",
+    ("q", "string"): "with a flag other than `-`, Go backquotes (`#`) or writes ASCII only "
+                     "(`+`) (not translated)",
+    ("q", "int"): "Go prints the character of that code point, which @huggingface/jinja "
+                  "cannot write from a number",
+    ("x", "string"): "with a flag other than `-`, Go's fmtSbx spaces or prefixes the bytes "
+                     "(not translated)",
+    ("q", "composite"): "a tool call's Index inside prints as the quoted character of its code "
+                        "point, which @huggingface/jinja cannot write from a number",
+    ("x", "composite"): "a decoded-JSON number inside prints in hex, as strconv's %x of a "
+                        "number known only at run time, which the translation does not compute",
 }
+
+
+def _fmt_args(verb: Verb) -> str:
+    """The runtime's fmt arguments for `verb`: the verb, width, `-` and precision (-1 when a
+    width or precision is absent), as the go_fmt_* macros take them."""
+    return (f"{runtime.literal(verb.verb)}, {_or_minus_one(verb.width)}, "
+            f"{'true' if verb.has('-') else 'false'}, {_or_minus_one(verb.precision)}")
 
 
 class Printf:
@@ -110,8 +118,10 @@ class Printf:
         if type_name is None:
             if verb.verb == "v" and verb.plain:  # fmt's %v is what Sprint prints
                 return self.text(arg, node, sprint=True)
-            if arg.type in STRINGERS and verb.verb in "vs" and not verb.has("#"):
-                # String(), then width and precision as for a string (`+` means nothing there)
+            if arg.type in STRINGERS and (verb.verb in "vs" and not verb.has("#")
+                                          or verb.verb in "xXq" and set(verb.flags) <= {"-"}):
+                # String() (fmt calls it for %v %s %x %X %q), then the verb as for a string
+                # (`+` means nothing there)
                 return self.printf_value(replace(verb, flags=verb.flags.replace("+", "")),
                                          self.text(arg, node, sprint=True), "string", fmt,
                                          node, sharp_v=False)
@@ -125,19 +135,23 @@ class Printf:
                 # badVerb of each element: `%!s(*template.templateMessage=&{…})`
                 self.macros.add("go_fmt_bad_messages")
                 self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
-                return Expr(f"go_fmt_bad_messages({self.concrete(arg).code}, "
-                            f"{runtime.literal(verb.verb)}, {_or_minus_one(verb.width)}, "
-                            f"{'true' if verb.has('-') else 'false'}, "
-                            f"{_or_minus_one(verb.precision)})", GoType.STRING,
-                            stable=arg.stable)
+                return Expr(f"go_fmt_bad_messages({self.concrete(arg).code}, {_fmt_args(verb)})",
+                            GoType.STRING, stable=arg.stable)
             if arg.type == GoType.MESSAGES:
                 raise self.error(f"printf of {arg.type.value} by %{verb.verb} with flags "
                                  f"{verb.flags!r}: not supported", node)
-            if verb.verb in "sdvfFeEgGotcUO" and set(verb.flags) <= {"-"}:
+            if verb.verb in "sdvfFeEgGotcUOxXq" and set(verb.flags) <= {"-"}:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
-            why = _NO_CHARACTERS.get((verb.verb.lower(), "composite"), "not supported")
+            if verb.verb in "xXq" and not set(verb.flags) <= {"-"}:
+                why = _NO_CHARACTERS[(verb.verb.lower(), "string")]
+            elif verb.verb in "xX" and arg.type in (GoType.ANY, GoType.PROPERTY) \
+                    or verb.verb == "q" and arg.type in (GoType.MESSAGE, GoType.TOOL_CALL,
+                                                         GoType.TOOL_CALLS):
+                why = _NO_CHARACTERS[(verb.verb.lower(), "composite")]
+            else:
+                why = "not supported"
             raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
                              f"{why}", node)
         if verb.verb == "T":
@@ -160,8 +174,9 @@ class Printf:
         (runtime.go_fmt_*); %d of the tool shapes; None for the others (a pointer inside
         prints its address, or a type name of Go's package)."""
         t, c = arg.type, arg.code
-        params = (f"{runtime.literal(verb.verb)}, {_or_minus_one(verb.width)}, "
-                  f"{'true' if verb.has('-') else 'false'}, {_or_minus_one(verb.precision)}")
+        params = _fmt_args(verb)
+        if t == GoType.ANY and verb.verb in "xX":
+            return None  # a float inside prints in hex (%x of a float64 at run time)
         if t == GoType.ANY:  # at the top, nil is printArg's: padded <nil> for %v, else %!s(<nil>)
             self.macros.add("go_fmt_json")
             nil = (self.padded(const_expr("<nil>"), verb, zero=False) if verb.verb == "v"
@@ -175,7 +190,7 @@ class Printf:
                         f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
                         GoType.STRING, COND, stable=arg.stable, loop=arg.loop)
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE) \
-                and verb.verb not in "sdvfFeEgGt":
+                and verb.verb not in "sdvfFeEgGtxX":
             return None  # a call's Index is an int: %o, %c, %U print it in their own way
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
@@ -192,8 +207,8 @@ class Printf:
                         stable=arg.stable)
         if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "do"
                                   or verb.verb in "fFeEgG"
-                                  or t == GoType.PROPERTY and verb.verb in "sv"):
-            # String() is only for %s and %v, and an api.ToolProperty has none; a nil
+                                  or t == GoType.PROPERTY and verb.verb in "svq"):
+            # String() is only for %s %v %x %X %q, and an api.ToolProperty has none; a nil
             # nested-properties pointer prints as fmtPointer prints it (go_fmt_property)
             macro = _TOOL_SHAPES[t]
             self.macros.add(macro)
@@ -235,6 +250,33 @@ class Printf:
             return Expr(f"go_pad_string({arg.code}, {verb.width}, "
                         f"{'true' if verb.has('-') else 'false'}, "
                         f"{'true' if verb.has('0') else 'false'})", GoType.STRING,
+                        stable=arg.stable, loop=arg.loop)
+        if type_name == "string" and verb.verb == "q" and set(verb.flags) <= {"-"}:
+            # fmtQ: the first `precision` runes, strconv.Quote of them (Go's table of printable
+            # characters in the runtime), padded by runes
+            if verb.precision is not None and arg.is_const:
+                arg = const_expr(str(arg.const)[:verb.precision])
+            elif verb.precision is not None:
+                self.macros.add("go_truncate")
+                arg = Expr(f"go_truncate({arg.code}, {verb.precision})", GoType.STRING,
+                           stable=arg.stable, loop=arg.loop)
+            self.macros.add("go_escape_runes")
+            quoted = Expr(f"'\"' ~ go_escape_runes({arg.code}, 'q') ~ '\"'", GoType.STRING,
+                          CONCAT, stable=arg.stable, loop=arg.loop)
+            if verb.width is None:
+                return quoted
+            self.macros.add("go_pad_string")
+            return Expr(f"go_pad_string({quoted.code}, {verb.width}, "
+                        f"{'true' if verb.has('-') else 'false'}, false)", GoType.STRING,
+                        stable=arg.stable, loop=arg.loop)
+        if type_name == "string" and verb.verb in "xX" and set(verb.flags) <= {"-"}:
+            # fmtSbx: the first `precision` UTF-8 bytes in hex, padded to the width
+            if arg.is_const:
+                data = str(arg.const).encode("utf-8")[:verb.precision]
+                return self.padded(const_expr(data.hex().upper() if verb.verb == "X"
+                                              else data.hex()), verb, zero=False)
+            self.macros.add("go_hex_string")
+            return Expr(f"go_hex_string({arg.code}, {_fmt_args(verb)})", GoType.STRING,
                         stable=arg.stable, loop=arg.loop)
         if type_name == "float64" and verb.verb == "v" and verb.plain:
             return self.text(arg, node, sprint=True)

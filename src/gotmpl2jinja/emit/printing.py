@@ -96,15 +96,16 @@ class Printing:
         return self.fn_print(parts, node)
 
     def fn_js(self, args: list[Expr], node: nodes.Node) -> Expr:
-        """Go's js (JSEscapeString of evalArgs' text): exact where the text is known to be
-        ASCII (numbers, booleans, nil, constants), since Go writes a character past ASCII that
-        unicode.IsPrint refuses by its code point, and no runtime macro holds that table."""
+        """Go's js (JSEscapeString of evalArgs' text): computed here for constants, a number's
+        or boolean's text as it is, and any other text rune by rune at run time
+        (runtime.go_escape_runes, with Go's table of printable characters)."""
         escaped = self.escaped(args, node, "js", _js_ascii, lambda e, t: e)
-        if escaped is None:
-            raise self.error("js of a value known only at run time (or holding characters "
-                             "beyond ASCII): Go escapes a character unicode.IsPrint refuses by "
-                             "its code point, and the translation has no table of them", node)
-        return escaped
+        if escaped is not None:
+            return escaped
+        text = self.evaluated_text(args, node, "js")
+        self.macros.add("go_escape_runes")
+        return Expr(f"go_escape_runes({text.code}, 'js')", GoType.STRING, stable=text.stable,
+                    loop=text.loop)
 
     def fn_urlquery(self, args: list[Expr], node: nodes.Node) -> Expr:
         """Go's urlquery (url.QueryEscape of evalArgs' text): computed here for constants, a

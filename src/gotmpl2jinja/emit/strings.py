@@ -238,8 +238,8 @@ class Strings:
             return self.json_key(coll, key, "cannot index with a string")
         if coll.type in (GoType.ANY, GoType.STRING) and key.type == GoType.INT:
             raise self.error(f"index of {coll.type.value} by a number: Go gives one byte of "
-                             "the text, as a number, which no portable Jinja computes from a "
-                             "character", node)
+                             "the text as a uint8, a Go type the translation does not model "
+                             "(printf's %T and bad-verb forms name it)", node)
         # Go's indexArg takes only integers: a string by a string, a float64, a bool, nil or a
         # decoded-JSON value (a float64 when a number) always fails; so does a decoded-JSON
         # value (map, slice, string or scalar) by a float64, a bool or nil

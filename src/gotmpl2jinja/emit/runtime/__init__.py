@@ -54,7 +54,8 @@ and fmt — go_pad, go_pad_string, go_int, go_html, go_query_number, go_len, go_
 go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int, go_fmt_json,
 go_fmt_tool_call, go_fmt_tool_calls, go_fmt_bad_messages, go_fmt_tools, go_fmt_tool,
 go_fmt_function, go_fmt_parameters, go_fmt_properties, go_fmt_property, go_eq_json,
-go_lt_json, go_less; dates — yesterday_date.
+go_lt_json, go_less; dates — yesterday_date; a string's characters as numbers —
+go_query_escape, go_hex_string, go_escape_runes.
 `gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
@@ -103,6 +104,7 @@ from gotmpl2jinja.emit.runtime import go_strings  # noqa: F401  Go's builtins an
 from gotmpl2jinja.emit.runtime import tool_calls  # noqa: F401  tool calls, messages, printf
 from gotmpl2jinja.emit.runtime import dates  # noqa: F401  yesterday_date
 from gotmpl2jinja.emit.runtime import comparisons  # noqa: F401  eq of decoded JSON
+from gotmpl2jinja.emit.runtime import go_runes  # noqa: F401  code points, UTF-8 bytes, escapes
 # isort: on
 
 __all__ = [

@@ -6,7 +6,7 @@ May depend on: `emit.runtime.library`.
 
 from __future__ import annotations
 
-from gotmpl2jinja.emit.runtime.library import _define, literal
+from gotmpl2jinja.emit.runtime.library import _define
 
 # ---------------------------------------------------------------------------------------------
 # Go's builtins and fmt on strings and ints
@@ -31,75 +31,6 @@ _define(
     "go_query_number", "s",
     "url.QueryEscape of a float64's %v text `s` (digits, `.`, `-`, `e`, `+`): its `+` as `%2B`.",
     "{{- s.replace('+', '%2B') -}}",
-)
-
-#: Every ASCII character but NUL (which no literal may hold), in order: a character's place in
-#: it, found with `split`, is its code point less one.
-_ASCII = literal("".join(chr(c) for c in range(1, 128)))
-
-
-_define(
-    "go_query_escape", "s",
-    "Go's url.QueryEscape of the string `s` (urlquery): letters, digits and `-_.~` as they "
-    "are, a space as `+`, every other byte as `%XX`. Byte by byte where |length counts bytes "
-    "(a byte past ASCII found in @NON_ASCII@, whose layout gives its value); else character "
-    "by character, a character past ASCII read as its code point and written as its UTF-8 "
-    "bytes: from tojson(ensure_ascii) where |length counts UTF-16 units (hf.js), else by "
-    "halving the code points against `'%c'|format(n)` (jinja2; minijinja from 2.13, which has "
-    "neither |urlencode nor ensure_ascii as TGI and mistral.rs build it). ASCII by its place "
-    "in a table; NUL, which no literal may hold, by tojson.",
-    """
-{%- set unit = @UNIT@ -%}
-{%- for k in range((((s|length) + 63) / 64)|int) -%}
-{%- set chunk = s[k * 64:k * 64 + 64] -%}
-{%- for j in range(chunk|length) -%}
-{%- set c = chunk[j:j + 1] -%}
-{%- if c == '' -%}
-{%- elif c in 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~' -%}{{- c -}}
-{%- elif c == ' ' -%}{{- '+' -}}
-{%- else -%}
-{%- if c in @ASCII@ -%}{%- set bytes = [(@ASCII@.split(c)[0])|length + 1] -%}
-{%- elif unit == 4 and c in @NON_ASCII@ -%}
-{%- set p = (@NON_ASCII@.split(c)[0])|length -%}
-{%- set bytes = [194 if p == 0 else 128 + ((p - 1) / 2)|int if p < 128
-    else 195 + ((p - 128) / 2)|int if p < 186 else 224 + ((p - 186) / 3)|int if p < 234
-    else 240 + ((p - 234) / 4)|int] -%}
-{%- elif (c|tojson) == '"\\\\u0000"' -%}{%- set bytes = [0] -%}
-{%- else -%}
-{%- if unit == 2 -%}
-{%- set e = ((c|tojson(ensure_ascii=true))[3:])|lower -%}
-{%- set h = namespace(n=0, m=0) -%}
-{%- for d in range(4) -%}
-{%- set h.n = h.n * 16 + ('0123456789abcdef'.split(e[d:d + 1])[0])|length -%}
-{%- if c|length == 2 -%}
-{%- set h.m = h.m * 16 + ('0123456789abcdef'.split(e[d + 6:d + 7])[0])|length -%}
-{%- endif -%}
-{%- endfor -%}
-{%- set cp = h.n if c|length == 1 else 65536 + (h.n - 55296) * 1024 + h.m - 56320 -%}
-{%- else -%}
-{%- set b = namespace(lo=128, hi=55296) if c < '%c'|format(57344)
-    else namespace(lo=57344, hi=1114112) -%}
-{%- for t in range(21) -%}
-{%- if b.hi - b.lo > 1 -%}
-{%- set mid = ((b.lo + b.hi) / 2)|int -%}
-{%- if c < '%c'|format(mid) -%}{%- set b.hi = mid -%}{%- else -%}{%- set b.lo = mid -%}{%- endif -%}
-{%- endif -%}
-{%- endfor -%}
-{%- set cp = b.lo -%}
-{%- endif -%}
-{%- set bytes = [192 + (cp / 64)|int, 128 + cp % 64] if cp < 2048
-    else [224 + (cp / 4096)|int, 128 + ((cp / 64)|int) % 64, 128 + cp % 64] if cp < 65536
-    else [240 + (cp / 262144)|int, 128 + ((cp / 4096)|int) % 64, 128 + ((cp / 64)|int) % 64,
-          128 + cp % 64] -%}
-{%- endif -%}
-{%- for v in bytes -%}
-{{- '%' ~ '0123456789ABCDEF'[(v / 16)|int:(v / 16)|int + 1]
-    ~ '0123456789ABCDEF'[v % 16:v % 16 + 1] -}}
-{%- endfor -%}
-{%- endif -%}
-{%- endfor -%}
-{%- endfor -%}
-""".replace("@ASCII@", _ASCII),
 )
 
 _define(

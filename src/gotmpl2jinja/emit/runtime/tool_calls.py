@@ -119,22 +119,27 @@ _define(
 
 _define(
     "go_fmt_string", "s, verb, width, minus, prec",
-    "fmt of a string inside a printed value for a verb of `sdvfFeEgG` (`width`, `prec` -1: "
-    "none): its first `prec` runes padded to `width` runes; for a verb other than `s` or `v` "
-    "in `%!d(string=…)`.",
+    "fmt of a string inside a printed value for a verb of `sdvfFeEgGxXq` (`width`, `prec` -1: "
+    "none): its first `prec` runes padded to `width` runes, quoted by strconv.Quote for `q` "
+    "(go_escape_runes); for `x` and `X` its first `prec` UTF-8 bytes in hex, padded "
+    "(go_hex_string); for a verb other than `s`, `v` or `q` in `%!d(string=…)`.",
     """
+{%- if verb in 'xX' -%}{{- go_hex_string(s, verb, width, minus, prec) -}}
+{%- else -%}
 {%- set t = go_truncate(s, prec) if prec >= 0 else s -%}
+{%- set t = '"' ~ go_escape_runes(t, 'q') ~ '"' if verb == 'q' else t -%}
 {%- set t = go_pad_string(t, width, minus, false) if width >= 0 else t -%}
-{{- t if verb in 'sv' else '%!' ~ verb ~ '(string=' ~ t ~ ')' -}}
+{{- t if verb in 'svq' else '%!' ~ verb ~ '(string=' ~ t ~ ')' -}}
+{%- endif -%}
 """,
-    ("go_truncate", "go_pad_string"),
+    ("go_truncate", "go_pad_string", "go_hex_string", "go_escape_runes"),
 )
 
 _define(
     "go_fmt_int", "n, verb, width, minus, prec",
-    "fmt of an int field (a tool call's Index, 0 when absent) for a verb of `sdvfFeEgG`: its "
-    "digits, zero-filled to `prec` (none at all for 0 with `prec` 0), padded; for a verb "
-    "other than `d` or `v` in `%!s(int=…)`.",
+    "fmt of an int field (a tool call's Index, 0 when absent) for a verb of `sdvfFeEgGxX`: "
+    "its digits, zero-filled to `prec` (none at all for 0 with `prec` 0), padded; in hex for "
+    "`x` and `X` (go_int); for a verb other than `d`, `v`, `x` or `X` in `%!s(int=…)`.",
     """
 {%- set d = print_int(n) -%}
 {%- if prec >= 0 -%}
@@ -144,9 +149,11 @@ _define(
     ~ go_pad('' if prec == 0 and a == '0' else a, prec, false, true) -%}
 {%- endif -%}
 {%- set t = go_pad(d, width, minus, false) -%}
-{{- t if verb in 'dv' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
+{{- go_int(n if n is defined and n is not none else 0, verb, '-' if minus else '', width,
+    prec) if verb in 'xX'
+    else t if verb in 'dv' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
 """,
-    ("go_pad", "print_int"),
+    ("go_pad", "print_int", "go_int"),
 )
 
 _define(
@@ -187,14 +194,14 @@ _define(
 
 _define(
     "go_fmt_tool_call", "c, verb, width, minus, prec, bare=false",
-    "fmt of one templateToolCall for a verb of `sdvfFeEgG`: `{ID {INDEX NAME ARGS}}`, each "
-    "field by itself; ARGS by String() (as a padded string) for `s` and `v`, as a map for the "
+    "fmt of one templateToolCall for a verb of `sdvfFeEgGxX`: `{ID {INDEX NAME ARGS}}`, each "
+    "field by itself; ARGS by String() (as a string) for `s`, `v`, `x`, `X`, as a map for the "
     "others and when `bare` (inside a bad verb's value fmt calls no String method; `map[]` when "
     "the call has none).",
     """
 {%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {%- set args = fn.arguments if fn.arguments is defined else none -%}
-{%- if bare or verb not in 'sv' -%}
+{%- if bare or verb not in 'svxX' -%}
 {%- set shown = 'map[]' if args is none else go_fmt_json(args, verb, width, minus, prec) -%}
 {%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus, prec) -%}
 {%- endif -%}
@@ -279,7 +286,7 @@ _define(
 {{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- set t = q.get('type', []) -%}
-{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb in 'sv'
+{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb in 'svq'
     else go_fmt_json([t] if t is string else t, verb, width, minus, prec)) ~ ' '
     ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
     ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
