@@ -99,13 +99,8 @@ class Printing:
         """Go's js (JSEscapeString of evalArgs' text): computed here for constants, a number's
         or boolean's text as it is, and any other text rune by rune at run time
         (runtime.go_escape_runes, with Go's table of printable characters)."""
-        escaped = self.escaped(args, node, "js", _js_ascii, lambda e, t: e)
-        if escaped is not None:
-            return escaped
-        text = self.evaluated_text(args, node, "js")
-        self.macros.add("go_escape_runes")
-        return Expr(f"go_escape_runes({text.code}, 'js')", GoType.STRING, stable=text.stable,
-                    loop=text.loop)
+        return self.escaped(args, node, "js", _js_ascii, lambda e, t: e,
+                            ("go_escape_runes", ", 'js'"))
 
     def fn_urlquery(self, args: list[Expr], node: nodes.Node) -> Expr:
         """Go's urlquery (url.QueryEscape of evalArgs' text): computed here for constants, a
@@ -119,19 +114,16 @@ class Printing:
             return Expr(f"go_query_number({e.code})", GoType.STRING, stable=e.stable,
                         loop=e.loop)
 
-        escaped = self.escaped(args, node, "urlquery", _query_escape, at_run_time)
-        if escaped is not None:
-            return escaped
-        text = self.evaluated_text(args, node, "urlquery")
-        self.macros.add("go_query_escape")
-        return Expr(f"go_query_escape({text.code})", GoType.STRING, stable=text.stable,
-                    loop=text.loop)
+        return self.escaped(args, node, "urlquery", _query_escape, at_run_time,
+                            ("go_query_escape", ""))
 
     def escaped(self, args: list[Expr], node: nodes.Node, name: str,
                 constant: Callable[[str], str | None],
-                at_run_time: Callable[[Expr, GoType], Expr]) -> Expr | None:
-        """evalArgs' text of `args` escaped where it is one number or boolean (`at_run_time`
-        escapes its text) or constant (`constant` escapes it, None: it cannot); else None."""
+                at_run_time: Callable[[Expr, GoType], Expr],
+                macro: tuple[str, str]) -> Expr:
+        """evalArgs' text of `args` escaped: where it is one number or boolean, its text by
+        `at_run_time`; where it is constant, here by `constant` (None: it cannot); else at run
+        time by the runtime macro `macro` (its name, and the arguments after the text)."""
         if len(args) == 1 and args[0].type in (GoType.INT, GoType.FLOAT, GoType.BOOL) \
                 and not args[0].is_const:
             return at_run_time(self.text(args[0], node, sprint=True), args[0].type)
@@ -141,7 +133,10 @@ class Printing:
             result = constant(str(text.const))
             if result is not None:
                 return const_expr(result)
-        return None
+        text = self.evaluated_text(args, node, name)
+        self.macros.add(macro[0])
+        return Expr(f"{macro[0]}({text.code}{macro[1]})", GoType.STRING, stable=text.stable,
+                    loop=text.loop)
 
     def fn_call(self, args: list[Expr], node: nodes.Node) -> Expr:
         """No value of Ollama's data model is a function: Go's `call` always fails."""
