@@ -234,14 +234,21 @@ class Printf:
                     f"{runtime.literal(verb.flags)}, {_or_minus_one(verb.width)}, "
                     f"{_or_minus_one(verb.precision)})")
             return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
-        if type_name == "string" and verb.verb in "vs" and not sharp_v:
-            if verb.precision is not None:  # the first runes, then the padding
+        quote = verb.verb == "q" and set(verb.flags) <= {"-"}
+        if type_name == "string" and (verb.verb in "vs" and not sharp_v or quote):
+            # fmtS / fmtQ: the first runes, for %q strconv.Quote of them (Go's table of
+            # printable characters in the runtime), then the padding by runes
+            if verb.precision is not None:
                 if arg.is_const:
                     arg = const_expr(str(arg.const)[:verb.precision])
                 else:
                     self.macros.add("go_truncate")
                     arg = Expr(f"go_truncate({arg.code}, {verb.precision})", GoType.STRING,
                                stable=arg.stable, loop=arg.loop)
+            if quote:
+                self.macros.add("go_escape_runes")
+                arg = Expr(f"'\"' ~ go_escape_runes({arg.code}, 'q') ~ '\"'", GoType.STRING,
+                           CONCAT, stable=arg.stable, loop=arg.loop)
             if verb.width is None:
                 return arg
             if arg.is_const:  # (a constant's runes are its characters)
@@ -250,24 +257,6 @@ class Printf:
             return Expr(f"go_pad_string({arg.code}, {verb.width}, "
                         f"{'true' if verb.has('-') else 'false'}, "
                         f"{'true' if verb.has('0') else 'false'})", GoType.STRING,
-                        stable=arg.stable, loop=arg.loop)
-        if type_name == "string" and verb.verb == "q" and set(verb.flags) <= {"-"}:
-            # fmtQ: the first `precision` runes, strconv.Quote of them (Go's table of printable
-            # characters in the runtime), padded by runes
-            if verb.precision is not None and arg.is_const:
-                arg = const_expr(str(arg.const)[:verb.precision])
-            elif verb.precision is not None:
-                self.macros.add("go_truncate")
-                arg = Expr(f"go_truncate({arg.code}, {verb.precision})", GoType.STRING,
-                           stable=arg.stable, loop=arg.loop)
-            self.macros.add("go_escape_runes")
-            quoted = Expr(f"'\"' ~ go_escape_runes({arg.code}, 'q') ~ '\"'", GoType.STRING,
-                          CONCAT, stable=arg.stable, loop=arg.loop)
-            if verb.width is None:
-                return quoted
-            self.macros.add("go_pad_string")
-            return Expr(f"go_pad_string({quoted.code}, {verb.width}, "
-                        f"{'true' if verb.has('-') else 'false'}, false)", GoType.STRING,
                         stable=arg.stable, loop=arg.loop)
         if type_name == "string" and verb.verb in "xX" and set(verb.flags) <= {"-"}:
             # fmtSbx: the first `precision` UTF-8 bytes in hex, padded to the width
