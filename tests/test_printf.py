@@ -290,6 +290,64 @@ def test_printf_f_e_g_of_run_time_numbers_round_the_exact_value_on_every_engine(
     renders_everywhere(translate(source), conv, "2e-300|2.5e-300;2e-300|1.5e-300;")
 
 
+#: %x and %X of numbers known only at run time (strconv's hex float), with precisions that
+#: round and a width, and of a property, whose type, description and enum print in hex.
+HEX_FLOATS = (
+    '{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}'
+    '{{ $k }}[{{ printf "%x|%X|%.0x|%.1x|%.3X|%.16x|%-12.2x|%11x" $v $v $v $v $v $v $v $v }}]\n'
+    '{{ end }}{{ end }}{{ end }}{{ range .Tools }}{{ range .Function.Parameters.Properties }}'
+    '{{ printf "%x|%.1X|%-3x" . . . }}{{ end }}{{ end }}')
+
+
+def test_printf_x_of_run_time_numbers_prints_go_hex_floats_on_every_engine() -> None:
+    jinja = verified(HEX_FLOATS, cases=30)
+    # by hand: 1.5 = 0x1.8p+00, whose %.0x is a tie rounded to even (the leading 1 is odd: up,
+    # and the carry makes 0x1p+01); 0x1.08 and 0x1.18 are ties at one digit (down to 0x1.0, up
+    # to 0x1.2); the largest float64 rounds up past 2**1024; a subnormal normalises to a
+    # leading 1; a string prints its bytes, a list and a map each element
+    args = {"a": 1.5, "b": 1.03125, "c": 1.09375, "d": 1.7976931348623157e308, "e": 5e-324,
+            "f": -0.0, "g": 0.1, "h": 255, "i": 9007199254740993, "k": "é", "l": True,
+            "m": [1.5, "a"]}
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "arguments": args}}]}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {
+                "s": {"type": "string", "description": "d", "enum": [2.5, "a"]}}}}}]}
+    want = reference.render(HEX_FLOATS, conv)
+    for line in ("a[0x1.8p+00|0X1.8P+00|0x1p+01|0x1.8p+00|0X1.800P+00|0x1.8000000000000000p+00|"
+                 "0x1.80p+00  |  0x1.8p+00]",
+                 "b[0x1.08p+00|0X1.08P+00|0x1p+00|0x1.0p+00|0X1.080P+00|"
+                 "0x1.0800000000000000p+00|0x1.08p+00  | 0x1.08p+00]",
+                 "c[0x1.18p+00|0X1.18P+00|0x1p+00|0x1.2p+00|0X1.180P+00|"
+                 "0x1.1800000000000000p+00|0x1.18p+00  | 0x1.18p+00]",
+                 "d[0x1.fffffffffffffp+1023|0X1.FFFFFFFFFFFFFP+1023|0x1p+1024|0x1.0p+1024|"
+                 "0X1.000P+1024|0x1.fffffffffffff000p+1023|0x1.00p+1024|"
+                 "0x1.fffffffffffffp+1023]",
+                 "e[0x1p-1074|0X1P-1074|0x1p-1074|0x1.0p-1074|0X1.000P-1074|"
+                 "0x1.0000000000000000p-1074|0x1.00p-1074|  0x1p-1074]",
+                 "f[-0x0p+00|-0X0P+00|-0x0p+00|-0x0.0p+00|-0X0.000P+00|"
+                 "-0x0.0000000000000000p+00|-0x0.00p+00 |   -0x0p+00]",
+                 "g[0x1.999999999999ap-04|0X1.999999999999AP-04|0x1p-03|0x1.ap-04|0X1.99AP-04|"
+                 "0x1.999999999999a000p-04|0x1.9ap-04  |0x1.999999999999ap-04]",
+                 "h[0x1.fep+07|0X1.FEP+07|0x1p+08|0x1.0p+08|0X1.FE0P+07|0x1.fe00000000000000p+07|"
+                 "0x1.fep+07  | 0x1.fep+07]",
+                 "i[0x1p+53|0X1P+53|0x1p+53|0x1.0p+53|0X1.000P+53|0x1.0000000000000000p+53|"
+                 "0x1.00p+53  |    0x1p+53]",
+                 "k[c3a9|C3A9||c3|C3A9|c3a9|c3a9        |       c3a9]",
+                 "l[%!x(bool=true)|%!X(bool=true)|%!x(bool=true)|%!x(bool=true)|%!X(bool=true)|"
+                 "%!x(bool=true)|%!x(bool=true        )|%!x(bool=       true)]",
+                 "m[[0x1.8p+00 61]|[0X1.8P+00 61]|[0x1p+01 ]|[0x1.8p+00 61]|[0X1.800P+00 61]|"
+                 "[0x1.8000000000000000p+00 61]|[0x1.80p+00   61          ]|"
+                 "[  0x1.8p+00          61]]"):
+        assert line + "\n" in want
+    # the property: Type by its String method (`%.1X`: one byte), the nil nested-properties
+    # pointer as %x of 0 (a precision of 1 still prints the 0)
+    assert want.endswith("{[] 737472696e67 <nil> 64 [0x1.4p+01 61] 0 []}|"
+                         "{[] 73 <nil> 64 [0X1.4P+01 61] 0 []}|"
+                         "{[] 737472696e67 <nil> 64  [0x1.4p+01 61 ] 0   []}")
+    renders_everywhere(jinja, conv, want)
+
+
 def test_printf_of_messages_prints_addresses_for_the_pointer_verbs_only() -> None:
     """%x, %o, %b, %d, %v of .Messages: each element's address (the contract's failure), `[]`
     when there are none."""

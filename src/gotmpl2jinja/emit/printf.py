@@ -44,12 +44,12 @@ _NO_CHARACTERS = {
                      "(`+`) (not translated)",
     ("q", "int"): "Go prints the character of that code point, which @huggingface/jinja "
                   "cannot write from a number",
+    ("q", "uint8"): "Go prints the character of that code point, which @huggingface/jinja "
+                    "cannot write from a number",
     ("x", "string"): "with a flag other than `-`, Go's fmtSbx spaces or prefixes the bytes "
                      "(not translated)",
     ("q", "composite"): "a tool call's Index inside prints as the quoted character of its code "
                         "point, which @huggingface/jinja cannot write from a number",
-    ("x", "composite"): "a decoded-JSON number inside prints in hex, as strconv's %x of a "
-                        "number known only at run time, which the translation does not compute",
 }
 
 
@@ -146,9 +146,8 @@ class Printf:
                     return composite
             if verb.verb in "xXq" and not set(verb.flags) <= {"-"}:
                 why = _NO_CHARACTERS[(verb.verb.lower(), "string")]
-            elif verb.verb in "xX" and arg.type in (GoType.ANY, GoType.PROPERTY) \
-                    or verb.verb == "q" and arg.type in (GoType.MESSAGE, GoType.TOOL_CALL,
-                                                         GoType.TOOL_CALLS):
+            elif verb.verb == "q" and arg.type in (GoType.MESSAGE, GoType.TOOL_CALL,
+                                                   GoType.TOOL_CALLS):
                 why = _NO_CHARACTERS[(verb.verb.lower(), "composite")]
             else:
                 why = "not supported"
@@ -175,8 +174,6 @@ class Printf:
         prints its address, or a type name of Go's package)."""
         t, c = arg.type, arg.code
         params = _fmt_args(verb)
-        if t == GoType.ANY and verb.verb in "xX":
-            return None  # a float inside prints in hex (%x of a float64 at run time)
         if t == GoType.ANY:  # at the top, nil is printArg's: padded <nil> for %v, else %!s(<nil>)
             self.macros.add("go_fmt_json")
             nil = (self.padded(const_expr("<nil>"), verb, zero=False) if verb.verb == "v"
@@ -207,7 +204,7 @@ class Printf:
                         stable=arg.stable)
         if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "do"
                                   or verb.verb in "fFeEgG"
-                                  or t == GoType.PROPERTY and verb.verb in "svq"):
+                                  or t == GoType.PROPERTY and verb.verb in "svqxX"):
             # String() is only for %s %v %x %X %q, and an api.ToolProperty has none; a nil
             # nested-properties pointer prints as fmtPointer prints it (go_fmt_property)
             macro = _TOOL_SHAPES[t]
@@ -224,7 +221,7 @@ class Printf:
                                  node)
         if type_name == "bool":
             return self.padded(self.text(arg, node, sprint=True), verb, zero=True)
-        if type_name == "int" and verb.verb in "dvboOxX":
+        if type_name in ("int", "uint8") and verb.verb in "dvboOxX":
             if verb.plain and verb.verb in "dv":
                 return self.text(arg, node, sprint=True)
             if arg.is_const and abs(int(arg.const)) >= 2**53:  # type: ignore[call-overload]

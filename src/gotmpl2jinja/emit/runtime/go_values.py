@@ -538,6 +538,61 @@ _define(
 )
 
 _define(
+    "go_hex_float", "x, verb, prec",
+    "strconv.FormatFloat(float64(x), verb, prec, 64) for verb 'x' or 'X' (fmt's %x of a "
+    "float64; `prec` -1: shortest): `0x1.8p+01`, the mantissa normalised to a leading 1 "
+    "(subnormals too), its 52 bits after the point in hex without trailing zeros, or rounded "
+    "half to even to `prec` digits (a carry past the leading digit halves it and adds one to "
+    "the exponent), the binary exponent with a sign and at least two digits; zero `0x0p+00`. "
+    "Integer arithmetic below 2**53 only: the mantissa is an integer once the value is scaled "
+    "by powers of two, which every engine does exactly.",
+    """
+{%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
+""" + AS_FLOAT64.format(v="x", f="f") + """
+{%- set a = (0 - f) if x < 0 else f -%}
+{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
+{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
+{%- for j in ([9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] if a != 0 else []) -%}
+{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}
+{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}
+{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}
+{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992 -%}
+{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}
+{%- endif -%}
+{%- endfor -%}
+{%- set m = namespace(lead=1 if a != 0 else 0, frac=((ns.t|int) - 4503599627370496)
+    if a != 0 else 0, e=ns.e + 52 if a != 0 else 0, n=13) -%}
+{%- if prec >= 0 and prec < 13 -%}
+{%- set d = [4503599627370496, 281474976710656, 17592186044416, 1099511627776, 68719476736,
+    4294967296, 268435456, 16777216, 1048576, 65536, 4096, 256, 16][prec] -%}
+{%- set whole = m.lead * 4503599627370496 + m.frac -%}
+{%- set extra = whole % d -%}
+{%- set keep = ((whole - extra) / d)|int -%}
+{%- set keep = keep + 1 if extra * 2 > d or (extra * 2 == d and keep % 2 == 1) else keep -%}
+{%- set one = (4503599627370496 / d)|int -%}
+{%- if m.lead != 0 and keep >= 2 * one -%}{%- set keep = one -%}{%- set m.e = m.e + 1 -%}
+{%- endif -%}
+{%- set m.lead = 1 if keep >= one else 0 -%}
+{%- set m.frac = keep - one if keep >= one else keep -%}
+{%- set m.n = prec -%}
+{%- endif -%}
+{%- set hex = '0123456789abcdef' if verb == 'x' else '0123456789ABCDEF' -%}
+{%- set h = namespace(n=m.frac, out='') -%}
+{%- for i in range(m.n) -%}
+{%- set r = h.n % 16 -%}
+{%- set h.out = hex[r:r + 1] ~ h.out -%}{%- set h.n = ((h.n - r) / 16)|int -%}
+{%- endfor -%}
+{%- for i in range(prec - m.n if prec > m.n else 0) -%}{%- set h.out = h.out ~ '0' -%}
+{%- endfor -%}
+{%- set digits = h.out.replace('0', ' ').rstrip().replace(' ', '0') if prec < 0 else h.out -%}
+{%- set ae = (0 - m.e) if m.e < 0 else m.e -%}
+{{- ('-' if neg else '') ~ '0' ~ verb ~ m.lead ~ ('.' ~ digits if digits != '' else '')
+    ~ ('p' if verb == 'x' else 'P') ~ ('-' if m.e < 0 else '+') ~ ('0' if ae < 10 else '')
+    ~ ae -}}
+""",
+)
+
+_define(
     "json_value", "v",
     "Go json.Marshal of a decoded-JSON `any`: null/true/false, numbers as json_number, strings "
     "as json_string, maps with keys sorted bytewise at every depth, compact. An undefined `v` "

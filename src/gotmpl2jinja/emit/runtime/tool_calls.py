@@ -159,16 +159,18 @@ _define(
 _define(
     "go_fmt_json", "v, verb, width, minus, prec",
     "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for a "
-    "verb of `sdvfFeEgGotcUO`: nil `<nil>` (unpadded), a bool padded, a float64 by "
-    "go_fmt_float (%v is %g) padded, wrapped as `%!s(bool=…)` / `%!d(float64=…)` for a verb "
-    "it does not take; a string as go_fmt_string; `map[k:v …]` in key order with keys as "
-    "strings; `[a b]`.",
+    "verb of `sdvfFeEgGotcUOxX`: nil `<nil>` (unpadded), a bool padded, a float64 by "
+    "go_fmt_float (%v is %g) or go_hex_float (%x) padded, wrapped as `%!s(bool=…)` / "
+    "`%!d(float64=…)` for a verb it does not take; a string as go_fmt_string; `map[k:v …]` in "
+    "key order with keys as strings; `[a b]`.",
     """
 {%- if v is not defined or v is none -%}{{- '<nil>' -}}
 {%- elif v is boolean -%}
 {%- set t = go_pad('true' if v else 'false', width, minus, false) -%}
 {{- t if verb in 'vt' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
 {%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus, prec) -}}
+{%- elif v is number and verb in 'xX' -%}{{- go_pad(go_hex_float(v, verb, prec), width, minus,
+    false) -}}
 {%- elif v is number -%}
 {%- set fv = verb in 'fFeEgG' -%}
 {%- set t = go_pad(go_fmt_float(v, verb if fv else 'g',
@@ -189,7 +191,7 @@ _define(
 {{- ']' -}}
 {%- endif -%}
 """,
-    ("go_fmt_string", "go_pad", "print_number", "go_fmt_float"),
+    ("go_fmt_string", "go_pad", "print_number", "go_fmt_float", "go_hex_float"),
 )
 
 _define(
@@ -286,18 +288,19 @@ _define(
 {{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus, prec) -}}
 {%- endfor -%}
 {%- set t = q.get('type', []) -%}
-{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb in 'svq'
+{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb in 'svqxX'
     else go_fmt_json([t] if t is string else t, verb, width, minus, prec)) ~ ' '
     ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
     ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
     ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec) ~ ' '
-    ~ (go_pad('0', width, minus, false) if verb in 'do' else (go_pad('<nil>', width, minus, false)
+    ~ (go_pad('0', width, minus, false) if verb in 'do' else (go_int(0, verb, '-' if minus
+    else '', width, prec) if verb in 'xX' else (go_pad('<nil>', width, minus, false)
     if verb == 'v' else '%!' ~ verb ~ '(*api.ToolPropertiesMap=' ~ go_pad('<nil>', width, minus,
-    false) ~ ')')) ~ ' '
+    false) ~ ')'))) ~ ' '
     ~ go_fmt_json(q.get('required', []), verb, width, minus, prec) ~ '}' -}}
 {%- endfor -%}
 """,
-    ("go_fmt_string", "go_fmt_json", "go_pad", "print_property_type"),
+    ("go_fmt_string", "go_fmt_json", "go_pad", "print_property_type", "go_int"),
 )
 
 _define(
