@@ -1048,6 +1048,20 @@ def test_cuts_and_counts_past_what_is_known_are_exact(source: str) -> None:
                 assert engine.render(jinja, {"messages": messages}) == go, engine.name
 
 
+@pytest.mark.parametrize("source", [
+    "{{ toTypeScriptType (index .Messages 5) }}",
+    "{{ range .Messages }}{{ toTypeScriptType (slice .Content 3) }}{{ end }}",
+])
+def test_to_typescript_type_evaluates_its_argument_first(source: str) -> None:
+    """Ollama's toTypeScriptType is `any` for anything but a property, but Go evaluates the
+    argument first: where that fails, so does the template (once printed `any` regardless)."""
+    jinja = translate(source)
+    result = verify_template(source, jinja, cases=20, engines=raw_engine_names())
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    with pytest.raises(RenderError, match="out of range"):
+        reference.render(source, {"messages": [{"role": "user", "content": "ab"}]})
+
+
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ $n := -1 }}{{ range .Messages }}{{ len (printf "a%*s" $n "") }}{{ end }}',
      "provably a non-negative int"),

@@ -188,7 +188,10 @@ class Printing:
         if len(args) != 1:
             return self.raising("wrong number of args for toTypeScriptType: want 1 got "
                                 f"{len(args)}")
-        if args[0].type != GoType.PROPERTY:
+        if args[0].type != GoType.PROPERTY and args[0].is_const:
             return const_expr("any")
+        if args[0].type != GoType.PROPERTY:  # evaluated first: Go fails where evaluating fails
+            return Expr(f"'any' if {args[0].wrap(COMPARE)} is defined else 'any'", GoType.STRING,
+                        COND, stable=args[0].stable, loop=args[0].loop)
         self.macros.add("typescript_type")
         return Expr(f"typescript_type({args[0].code})", GoType.STRING)
