@@ -764,7 +764,8 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
-    ("{{ range .Messages }}{{ index .Content 0 }}{{ end }}", "one byte of the text"),
+    ('{{ range .Messages }}{{ printf "%q" (len .Content) }}{{ end }}', "cannot write from a "
+     "number"),
     ('{{ range .Messages }}{{ printf "%T" .Images }}{{ end }}', "ImageData operand"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:
@@ -1060,6 +1061,96 @@ def test_to_typescript_type_evaluates_its_argument_first(source: str) -> None:
     assert result.ok, "\n".join(str(d) for d in result.divergences)
     with pytest.raises(RenderError, match="out of range"):
         reference.render(source, {"messages": [{"role": "user", "content": "ab"}]})
+
+
+#: `index` of a string: Go's uint8, one UTF-8 byte, printed, formatted, compared with ints,
+#: tested, written as JSON and escaped, and handed to a function.
+STRING_BYTES = (
+    '{{ range .Messages }}{{ $b := index .Content 0 }}[{{ $b }}|'
+    '{{ printf "%d|%v|%x|%T|%s|%5d|%08b|%X" $b $b $b $b $b $b $b $b }}|{{ if $b }}t{{ end }}|'
+    '{{ eq $b 104 }}|{{ lt $b 128 }}|{{ ne 104 $b }}|{{ eq $b (index .Content 1) }}|'
+    '{{ json $b }}|{{ print $b 1 "a" }}|{{ html $b }}|{{ urlquery $b }}|{{ js $b }}|'
+    '{{ index .Content 2 }}|{{ printf "%d" (index "héllo" 2) }}|'
+    '{{ toTypeScriptType (index .Content 9) }}]{{ end }}')
+
+#: A byte as an index (Go's indexArg takes any integer).
+BYTE_AS_INDEX = "{{ range .Messages }}{{ (index $.Messages (index .Content 0)).Role }}{{ end }}"
+
+
+def test_index_of_a_string_is_a_uint8_byte_on_every_engine() -> None:
+    jinja = translate(STRING_BYTES)
+    result = verify_template(STRING_BYTES, jinja, cases=30, engines=raw_engine_names())
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    # by hand: h is 104 (0x68), é is C3 A9 (195 169) in UTF-8, 😀 F0 9F 98 80; the type is
+    # uint8, and uint8 and int compare by value
+    conv = {"messages": [{"role": "user", "content": "héllo worlds"},
+                         {"role": "assistant", "content": "\U0001f600x\x01\x7fabcdef"}]}
+    want = reference.render(STRING_BYTES, conv)
+    assert want == ("[104|104|104|68|uint8|%!s(uint8=104)|  104|01101000|68|t|true|true|false|"
+                    "false|104|104 1a|104|104|104|169|169|any]"
+                    "[240|240|240|f0|uint8|%!s(uint8=240)|  240|11110000|F0|t|false|false|true|"
+                    "false|240|240 1a|240|240|240|152|169|any]")
+    renders_everywhere(jinja, conv, want)
+    # past the end: Go's failure, where the byte is only handed on too
+    conv["messages"] = [{"role": "user", "content": "héllo"}]
+    with pytest.raises(RenderError, match="index out of range"):
+        reference.render(STRING_BYTES, conv)
+    for engine in get_engines(raw_engine_names()):
+        with pytest.raises(RenderError) as info:
+            engine.render(jinja, jinja_context(conv))
+        assert is_raised(info.value), engine.name
+    jinja = translate(BYTE_AS_INDEX)
+    conv = {"messages": [{"role": "system", "content": "\x01a"},
+                         {"role": "user", "content": "\x00b"}]}
+    assert reference.render(BYTE_AS_INDEX, conv) == "usersystem"
+    renders_everywhere(jinja, conv, "usersystem")
+
+
+def renders_everywhere(jinja: str, conversation: dict[str, Any], want: str) -> None:
+    """Every raw engine renders `want` (Go's bytes, checked by the caller)."""
+    for engine in get_engines(raw_engine_names()):
+        assert engine.render(jinja, jinja_context(conversation)) == want, engine.name
+
+
+#: `index` of a decoded-JSON value by a number: a list's element or a string's byte, which
+#: only the run time tells apart.
+JSON_POSITION = ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := "
+                 ".Function.Arguments }}{{ $k }}={{ index $v 0 }}|{{ if index $v 0 }}t{{ end }}|"
+                 "{{ json (index $v 0) }}|{{ print (index $v 0) \"!\" }};"
+                 "{{ end }}{{ end }}{{ end }}")
+
+
+def test_index_of_a_json_value_is_an_element_or_a_byte_on_every_engine() -> None:
+    jinja = translate(JSON_POSITION)
+    result = verify_template(JSON_POSITION, jinja, cases=40, engines=raw_engine_names())
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+
+    def conv(args: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "f", "arguments": args}}]}]}
+
+    # by hand: h is 104 (a uint8), a list's first element as itself
+    ok = conv({"a": "hé", "b": [1.5, "x"], "c": ["s"], "d": [0]})
+    want = 'a=104|t|104|104!;b=1.5|t|1.5|1.5!;c=s|t|"s"|s!;d=0||0|0!;'
+    assert reference.render(JSON_POSITION, ok) == want
+    renders_everywhere(jinja, ok, want)
+    for value in ({"k": 1}, "", [], 3, True, None):  # Go fails on each
+        bad = conv({"a": value})
+        with pytest.raises(RenderError):
+            reference.render(JSON_POSITION, bad)
+        for engine in get_engines(raw_engine_names()):
+            with pytest.raises(RenderError) as info:
+                engine.render(jinja, jinja_context(bad))
+            assert is_raised(info.value), (engine.name, value)
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ('{{ range .Messages }}{{ printf "%c" (index .Content 0) }}{{ end }}', "'%c' of a uint8"),
+    ("{{ range .Messages }}{{ range index .Content 0 }}{{ end }}{{ end }}", "range over uint8"),
+])
+def test_what_a_byte_cannot_do_yet_is_refused(source: str, message: str) -> None:
+    with pytest.raises(TranslationError, match=message):
+        translate(source)
 
 
 @pytest.mark.parametrize(("source", "message"), [

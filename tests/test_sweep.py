@@ -27,10 +27,11 @@ from gotmpl2jinja.batch.sweep import (
 from gotmpl2jinja.cli.main import cli
 
 CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="utf-8")
-# Go's len counts UTF-8 bytes: the translator refuses it (a TranslationError with line:col).
+# %q of an int is the quoted character of a code point, which @huggingface/jinja cannot write:
+# the translator refuses it (a TranslationError with line:col).
 # Intentionally invalid (role `robot`), see its SOURCE.md.
 INVALID_MODELFILE = "corpus/ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
-BYTE_LENGTH = "{{ range .Messages }}{{ index .Content 0 }}{{ end }}"  # (refused: a byte)
+CHAR_OF_INT = '{{ range .Messages }}{{ printf "%q" (len .Content) }}{{ end }}'  # (refused)
 
 MODELFILE = '''FROM {__FILE_LOCATION__}
 TEMPLATE """{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}{__EOS_TOKEN__}A:{{ .Response }}"""
@@ -63,7 +64,7 @@ def corpus(tmp_path: Path) -> Path:
     (root / "a").mkdir(parents=True)
     (root / "a" / "chatml.gotmpl").write_text(CHATML, encoding="utf-8")
     (root / "a" / "copy.gotmpl").write_text(CHATML, encoding="utf-8")
-    (root / "a" / "bytes.gotmpl").write_text(BYTE_LENGTH, encoding="utf-8")
+    (root / "a" / "char.gotmpl").write_text(CHAR_OF_INT, encoding="utf-8")
     (root / "a" / "broken.gotmpl").write_text("{{ if .Messages }}", encoding="utf-8")
     (root / "b").mkdir()
     (root / "b" / "Modelfile").write_text(MODELFILE, encoding="utf-8")
@@ -77,7 +78,7 @@ def corpus(tmp_path: Path) -> Path:
 def test_inputs_are_gotmpl_files_and_modelfile_templates(corpus: Path) -> None:
     inputs = {i.label: i for i in find_inputs([corpus])}
     assert sorted(inputs) == [
-        "mini/a/broken.gotmpl", "mini/a/bytes.gotmpl", "mini/a/chatml.gotmpl",
+        "mini/a/broken.gotmpl", "mini/a/char.gotmpl", "mini/a/chatml.gotmpl",
         "mini/a/copy.gotmpl", "mini/b/Modelfile#TEMPLATE", "mini/b/bad.modelfile",
     ]
     modelfile = inputs["mini/b/Modelfile#TEMPLATE"]
@@ -99,9 +100,9 @@ def test_each_template_gets_an_honest_row(corpus: Path) -> None:
     assert chatml.cases == 20 + 14 and chatml.engines and not chatml.diverging
     copy = rows["mini/a/copy.gotmpl"]
     assert copy.same_as == "mini/a/chatml.gotmpl" and copy.cases == chatml.cases
-    refused = rows["mini/a/bytes.gotmpl"]
+    refused = rows["mini/a/char.gotmpl"]
     assert refused.status == NOT_TRANSLATED
-    assert re.match(r"mini/a/bytes\.gotmpl:1:\d+: index of string by a number", refused.reason)
+    assert re.match(r"mini/a/char\.gotmpl:1:\d+: printf '%q': '%q' of a int", refused.reason)
     assert refused.cases == 0
     assert rows["mini/a/broken.gotmpl"].status == INVALID
     legacy = rows["mini/b/Modelfile#TEMPLATE"]
@@ -225,7 +226,7 @@ SAME_TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}<ass
 UNTRANSLATABLE_MODELFILE = '''# a comment line
 FROM x
 TEMPLATE """{{ range .Messages }}
-{{ index .Content 0 }}{{ end }}"""
+{{ printf "%q" (len .Content) }}{{ end }}"""
 '''
 
 
@@ -237,7 +238,7 @@ def modelfiles(tmp_path: Path) -> Path:
     (root / "same.gotmpl").write_text(SAME_TEMPLATE, encoding="utf-8")
     (root / "norule.Modelfile").write_text(f'FROM x\nTEMPLATE """{SAME_TEMPLATE}"""\n',
                                            encoding="utf-8")
-    (root / "bytes.Modelfile").write_text(UNTRANSLATABLE_MODELFILE, encoding="utf-8")
+    (root / "char.Modelfile").write_text(UNTRANSLATABLE_MODELFILE, encoding="utf-8")
     return root
 
 
@@ -282,10 +283,10 @@ def test_modelfile_rule_reaches_both_sides(modelfiles: Path, monkeypatch: pytest
 def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> None:
     rows = {r.template: r for r in sweep([modelfiles], cases=5, exhaustive=0,
                                          engines=["jinja2"])}
-    refused = rows["mf/bytes.Modelfile#TEMPLATE"]
+    refused = rows["mf/char.Modelfile#TEMPLATE"]
     assert refused.status == NOT_TRANSLATED
     # `index` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
-    assert refused.reason.startswith("mf/bytes.Modelfile:4:4: index of string by a number"), \
+    assert refused.reason.startswith("mf/char.Modelfile:4:4: printf '%q': '%q' of a int"), \
         refused.reason
 
 

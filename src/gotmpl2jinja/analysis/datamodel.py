@@ -19,6 +19,7 @@ class GoType(Enum):
     STRING = "string"
     BOOL = "bool"
     INT = "int"
+    UINT8 = "uint8"  # one byte of a string (`index` of a string)
     FLOAT = "float64"
     NIL = "nil interface"  # a missing key of the root map: prints <no value>, falsy
     NO_DATA = "no data"  # `.` of a template called with nil: its fields are missing keys too

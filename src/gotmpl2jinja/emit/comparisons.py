@@ -21,6 +21,7 @@ from gotmpl2jinja.emit.values import (
     COMPARED_BY_NIL,
     COND,
     INCOMPARABLE_STRUCTS,
+    INTEGERS,
     JSON_COMPARED,
     NIL_TESTS,
     NIL_TYPES,
@@ -56,7 +57,7 @@ class Comparisons:
             return self.compare_json(op, a, b)
         if ordered and GoType.ANY in types and types <= JSON_COMPARED | {GoType.STRING}:
             return self.order_json(op, a, b)
-        if a.type != b.type:
+        if a.type != b.type and types != INTEGERS:  # (an int and a uint8 compare by value)
             if types == {GoType.ANY, GoType.STRING} and not ordered:
                 # a JSON null is Go's nil: equal to no string, and no error either
                 any_side = a if a.type == GoType.ANY else b
@@ -79,7 +80,7 @@ class Comparisons:
             raise self.error("comparing two messages: Go compares their pointers (the same "
                              "message of the list, not equal contents), and the translation "
                              "keeps no message's place in the list", node)
-        if a.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
+        if a.type not in (GoType.STRING, *INTEGERS, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
         if a.is_const and b.is_const:
             result = {"==": a.const == b.const, "!=": a.const != b.const}.get(op)
@@ -178,7 +179,7 @@ class Comparisons:
                         OR if op == "==" else NOT, stable=other.stable, loop=other.loop)
         if other.type in STRUCTS and "raise_exception(" not in other.code:
             return const_expr(op == "!=")  # (a struct, or a pointer to one, is never nil)
-        if other.type not in (GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL):
+        if other.type not in (GoType.STRING, *INTEGERS, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing nil with Go type {other.type.value}: not supported",
                              node)
         if other.is_const or "raise_exception(" not in other.code:

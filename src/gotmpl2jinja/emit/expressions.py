@@ -30,6 +30,7 @@ from gotmpl2jinja.emit.values import (
     COMPARE,
     CONCAT,
     COND,
+    INTEGERS,
     JSON_MACROS,
     NIL_TYPES,
     NOT,
@@ -302,7 +303,7 @@ class Expressions:
         if e.is_const:
             if t == GoType.BOOL:
                 return const_expr("true" if e.const else "false")
-            if t == GoType.INT:
+            if t in INTEGERS:
                 return const_expr(str(e.const))
             if t == GoType.FLOAT:
                 assert isinstance(e.const, float)
@@ -314,7 +315,7 @@ class Expressions:
         if t == GoType.BOOL:
             return Expr(f"'true' if {e.wrap(OR)} else 'false'", GoType.STRING, COND,
                         stable=e.stable, loop=e.loop)
-        if t == GoType.INT:
+        if t in INTEGERS:
             return Expr(f"{e.wrap(ATOM)}|string", GoType.STRING, ATOM, stable=e.stable,
                         loop=e.loop)
         if t == GoType.TOOLS:

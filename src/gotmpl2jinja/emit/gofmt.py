@@ -17,6 +17,7 @@ from dataclasses import dataclass
 VALID_VERBS: dict[str, str] = {
     "bool": "tv",
     "int": "bcdoOqxXUv",
+    "uint8": "bcdoOqxXUv",
     "float64": "beEfFgGxXv",
     "string": "vsxXq",
 }

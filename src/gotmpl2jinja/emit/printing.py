@@ -17,6 +17,7 @@ from gotmpl2jinja.emit.values import (
     COMPARE,
     COND,
     GO_TYPE_NAMES,
+    INTEGERS,
     JSON_MACROS,
     NIL_TYPES,
     Expr,
@@ -124,7 +125,7 @@ class Printing:
         """evalArgs' text of `args` escaped: where it is one number or boolean, its text by
         `at_run_time`; where it is constant, here by `constant` (None: it cannot); else at run
         time by the runtime macro `macro` (its name, and the arguments after the text)."""
-        if len(args) == 1 and args[0].type in (GoType.INT, GoType.FLOAT, GoType.BOOL) \
+        if len(args) == 1 and args[0].type in (*INTEGERS, GoType.FLOAT, GoType.BOOL) \
                 and not args[0].is_const:
             return at_run_time(self.text(args[0], node, sprint=True), args[0].type)
         if all(a.is_const and (a.type in GO_TYPE_NAMES or a.type in NIL_TYPES) for a in args):
@@ -153,11 +154,9 @@ class Printing:
                 return const_expr("null")
             if a.type == GoType.BOOL:
                 return const_expr("true" if a.const else "false")
-            if a.type == GoType.INT:
+            if a.type in INTEGERS:
                 return const_expr(str(a.const))
-        if a.type == GoType.BOOL:
-            return self.text(a, node)
-        if a.type == GoType.INT:
+        if a.type == GoType.BOOL or a.type in INTEGERS:
             return self.text(a, node)
         if a.type in NIL_TYPES and "raise_exception(" not in a.code:
             return const_expr("null")  # (nil, whatever its code)

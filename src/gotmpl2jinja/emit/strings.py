@@ -6,6 +6,8 @@ May depend on: `analysis`, `emit.values`, `syntax`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gotmpl2jinja.analysis import (
     MAP_VALUES,
     SLICE_ELEMENTS,
@@ -18,6 +20,7 @@ from gotmpl2jinja.emit.values import (
     COMPARE,
     CONCAT,
     COND,
+    INTEGERS,
     NIL_TYPES,
     Expr,
     const_expr,
@@ -195,6 +198,9 @@ class Strings:
     def index_one(self, coll: Expr, key: Expr, node: nodes.Node) -> Expr:
         if coll.type == GoType.RAISE:  # (Go fails evaluating the operand first)
             return coll
+        if key.type == GoType.UINT8 and (coll.type in SLICE_ELEMENTS
+                                         or coll.type == GoType.STRING):
+            key = replace(key, type=GoType.INT)  # (Go's indexArg takes any integer)
         if coll.type in SLICE_ELEMENTS:
             if key.type != GoType.INT:
                 return self.raising("cannot index slice with a non-integer")
@@ -229,17 +235,17 @@ class Strings:
                         COND, stable=coll.stable)
         if coll.type == GoType.NIL:
             return self.raising("index of untyped nil")
-        if coll.type in (GoType.INT, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
+        if coll.type in (*INTEGERS, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
             # not an array, slice, string or map (a struct pointer is dereferenced first)
             return self.raising(f"can't index item of type {coll.type.value}")
         if coll.type == GoType.PROPERTIES and key.type != GoType.STRING:
             return self.raising(f"value has type {key.type.value}; should be string")
         if coll.type == GoType.ANY and key.type == GoType.STRING:
             return self.json_key(coll, key, "cannot index with a string")
-        if coll.type in (GoType.ANY, GoType.STRING) and key.type == GoType.INT:
-            raise self.error(f"index of {coll.type.value} by a number: Go gives one byte of "
-                             "the text as a uint8, a Go type the translation does not model "
-                             "(printf's %T and bad-verb forms name it)", node)
+        if coll.type == GoType.STRING and key.type == GoType.INT:
+            return self.string_byte(coll, key)
+        if coll.type == GoType.ANY and key.type == GoType.INT:
+            return self.json_position(coll, key, node)
         # Go's indexArg takes only integers: a string by a string, a float64, a bool, nil or a
         # decoded-JSON value (a float64 when a number) always fails; so does a decoded-JSON
         # value (map, slice, string or scalar) by a float64, a bool or nil
@@ -249,6 +255,40 @@ class Strings:
         if coll.type == GoType.ANY and key.type in _NEVER_AN_INDEX:
             return self.raising(f"cannot index with a {key.type.value}")
         raise self.error(f"index of Go type {coll.type.value}: not supported", node)
+
+    def json_position(self, coll: Expr, key: Expr, node: nodes.Node) -> Expr:
+        """`index v i` of a decoded-JSON value by a number: a list's element, a string's byte
+        (a uint8), known only at run time: a CHOICE of the two (printing, truth and functions
+        lift over it). Go fails on a map, a number, a bool and nil."""
+        c, a = coll.wrap(COMPARE), coll.wrap(ATOM)
+        if key.is_const and isinstance(key.const, int) and key.const >= 0:
+            check = f"{key.code} < {a}|length"
+        else:
+            check = f"{key.wrap(ARITH)} >= 0 and {key.wrap(ARITH)} < {a}|length"
+        element = Expr(f"{a}[{key.code}] if {check} else raise_exception('index out of range')",
+                       GoType.ANY, COND, stable=coll.stable and key.stable,
+                       loop=coll.loop or key.loop)
+        byte = self.string_byte(replace(coll, type=GoType.STRING, maybe_undefined=False), key)
+        fails = self.raising("can't index item of this type")
+        return self.merge(((f"{c} is string", byte),
+                           (f"{c} is none or {c} is mapping or {c} is boolean or {c} is number",
+                            fails),
+                           (None, element)), None, node)
+
+    def string_byte(self, s: Expr, i: Expr) -> Expr:
+        """`index s i` of a string: the uint8 value of its UTF-8 byte at offset i (runtime
+        go_byte: the engines count code points, UTF-16 units or bytes); Go's failure out of
+        range."""
+        if s.is_const and i.is_const:
+            data = str(s.const).encode("utf-8")
+            n = int(i.const)  # type: ignore[call-overload]
+            if not 0 <= n < len(data):
+                return self.raising(f"index out of range: {n}")
+            return Expr(str(data[n]), GoType.UINT8, ATOM, const=data[n], is_const=True,
+                        non_negative=True)
+        self.macros.add("go_byte")
+        return Expr(f"go_byte({s.code}, {i.code})|int", GoType.UINT8, ATOM,
+                    stable=s.stable and i.stable, loop=s.loop or i.loop, non_negative=True)
 
     @staticmethod
     def json_key(coll: Expr, key: Expr, reason: str) -> Expr:

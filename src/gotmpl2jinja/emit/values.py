@@ -49,7 +49,7 @@ JSON_MACROS = {
 
 
 #: The Go types text/template's eq/lt compare by value (its "basic kinds"; ANY may hold one).
-BASIC_KINDS = {GoType.STRING, GoType.INT, GoType.FLOAT, GoType.BOOL, GoType.ANY}
+BASIC_KINDS = {GoType.STRING, GoType.INT, GoType.UINT8, GoType.FLOAT, GoType.BOOL, GoType.ANY}
 
 #: Go's nil values: a missing key of the root map and a template's nil argument.
 NIL_TYPES = {GoType.NIL, GoType.NO_DATA}
@@ -97,7 +97,11 @@ STRINGERS = {
 
 #: Go's names of the operand types printf prints by themselves (%T, %!d(string=…), EXTRA).
 GO_TYPE_NAMES = {GoType.STRING: "string", GoType.INT: "int", GoType.BOOL: "bool",
-                 GoType.FLOAT: "float64"}
+                 GoType.FLOAT: "float64", GoType.UINT8: "uint8"}
+
+#: Go's integer types here: an int, and the uint8 `index` of a string gives; eq and lt compare
+#: them by value whatever their signs, and fmt prints both as digits.
+INTEGERS = {GoType.INT, GoType.UINT8}
 
 
 @dataclass(frozen=True)

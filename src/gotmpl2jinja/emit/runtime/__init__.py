@@ -44,7 +44,8 @@ How the macros stay portable (see docs/jinja-portability.md §3):
 API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro_source(names)`,
 `macro_block(names)` (the same between two comment lines, as the translator pastes it),
 `public_macros()`. Public macros:
-values — json_string, json_number, print_number, go_fmt_float, json_value, print_value, print_slice,
+values — json_string, json_number, print_number, go_fmt_float, go_hex_float, json_value,
+print_value, print_slice,
 print_strings, print_int; tools — json_tools, json_tool, json_function, json_parameters,
 json_properties, print_properties, json_property, print_property, print_property_type,
 typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls,
@@ -55,7 +56,7 @@ go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int,
 go_fmt_tool_call, go_fmt_tool_calls, go_fmt_bad_messages, go_fmt_tools, go_fmt_tool,
 go_fmt_function, go_fmt_parameters, go_fmt_properties, go_fmt_property, go_eq_json,
 go_lt_json, go_less; dates — yesterday_date; a string's characters as numbers —
-go_query_escape, go_hex_string, go_escape_runes.
+go_query_escape, go_hex_string, go_escape_runes, go_byte.
 `gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,

@@ -144,6 +144,43 @@ _define(
 )
 
 _define(
+    "go_byte", "s, i",
+    "Go's `index s i` of a string: the value of its UTF-8 byte at offset `i` (a uint8), and Go's "
+    "failure (raise_exception) out of range. Where |length counts bytes the byte is the "
+    "character there; where the first i + 1 characters are ASCII (go_len), the character "
+    "i; else the characters are walked, their bytes counted (_go_char_bytes), and the one "
+    "holding offset `i` written as UTF-8.",
+    """
+{%- set unit = @UNIT@ -%}
+{%- set head = s[:i + 1] if i >= 0 and i < s|length else '' -%}
+{%- if i < 0 or unit == 4 and i >= s|length -%}{{- raise_exception('index out of range') -}}
+{%- elif unit == 4 or (head|length == i + 1 and go_len(head)|int == i + 1) -%}
+{{- _go_char_value(s[i:i + 1], unit) -}}
+{%- else -%}
+{%- set ns = namespace(pos=0, b=-1) -%}
+{%- for k in range((((s|length) + 63) / 64)|int) -%}
+{%- set chunk = s[k * 64:k * 64 + 64] -%}
+{%- for j in range(chunk|length) -%}
+{%- set c = chunk[j:j + 1] -%}
+{%- if c != '' and ns.b < 0 -%}
+{%- set size = _go_char_bytes(c, unit)|int -%}
+{%- if ns.pos + size > i -%}
+{%- set v = _go_char_value(c, unit)|int -%}
+{%- set ns.b = ([v] if v < 128 else @UTF8@)[i - ns.pos] -%}
+{%- endif -%}
+{%- set ns.pos = ns.pos + size -%}
+{%- endif -%}
+{%- endfor -%}
+{%- endfor -%}
+{%- if ns.b < 0 -%}{{- raise_exception('index out of range') -}}
+{%- else -%}{{- ns.b -}}
+{%- endif -%}
+{%- endif -%}
+""".replace("@UTF8@", _UTF8),
+    ("go_len", "_go_char_bytes", "_go_char_value"),
+)
+
+_define(
     "go_hex_string", "s, verb, width, minus, prec",
     "Go fmt's %x / %X of the string `s` (fmt.fmtSbx, no flag but `-`): two hex digits for "
     "each UTF-8 byte (`verb` x: lower case), the first `prec` bytes only (-1: all), padded "
