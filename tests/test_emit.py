@@ -1144,11 +1144,43 @@ def test_index_of_a_json_value_is_an_element_or_a_byte_on_every_engine() -> None
             assert is_raised(info.value), (engine.name, value)
 
 
+#: eq and ne of two messages: Go compares their pointers, so equal contents are not equal
+#: messages; a range's element and `index` of .Messages know their places.
+SAME_MESSAGE = ('{{ range $i, $m := .Messages }}{{ eq $m (index $.Messages 0) }}|'
+                '{{ ne . (index $.Messages 1) }}|{{ eq . $m }}|{{ eq (index $.Messages $i) . }}|'
+                '{{ range $.Messages }}{{ if eq . $m }}={{ else }}-{{ end }}{{ end }};{{ end }}'
+                '{{ range $j, $s := slice .Messages 1 }}{{ eq $s (index $.Messages 1) }}{{ end }}')
+
+
+def test_eq_of_messages_compares_their_places_on_every_engine() -> None:
+    jinja = translate(SAME_MESSAGE)
+    result = verify_template(SAME_MESSAGE, jinja, cases=30, engines=raw_engine_names())
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    # by hand: three messages, the first and the last alike in role and content
+    conv = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                         {"role": "user", "content": "a"}]}
+    want = ("true|true|true|true|=--;false|false|true|true|-=-;false|true|true|true|--=;"
+            "truefalse")
+    assert reference.render(SAME_MESSAGE, conv) == want
+    renders_everywhere(jinja, conv, want)
+    # one message: `index $.Messages 1` fails in Go, and the comparison raises
+    conv["messages"] = conv["messages"][:1]
+    with pytest.raises(RenderError, match="index out of range"):
+        reference.render(SAME_MESSAGE, conv)
+    for engine in get_engines(raw_engine_names()):
+        with pytest.raises(RenderError) as info:
+            engine.render(jinja, jinja_context(conv))
+        assert is_raised(info.value), engine.name
+
+
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ printf "%c" (index .Content 0) }}{{ end }}', "'%c' of a uint8"),
     ("{{ range .Messages }}{{ range index .Content 0 }}{{ end }}{{ end }}", "range over uint8"),
+    # a message kept in a variable outside the loop that compares it: its place is not kept
+    ("{{ $m := index .Messages 0 }}{{ range .Messages }}{{ eq . $m }}{{ end }}",
+     "compares their pointers"),
 ])
-def test_what_a_byte_cannot_do_yet_is_refused(source: str, message: str) -> None:
+def test_bytes_and_messages_past_what_is_known_are_refused(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message):
         translate(source)
 

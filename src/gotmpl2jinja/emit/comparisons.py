@@ -77,9 +77,7 @@ class Comparisons:
         if (a.cut is not None or b.cut is not None) and op in ("==", "!="):
             return self.compare_cut(op, a, b, node)
         if a.type == GoType.MESSAGE:
-            raise self.error("comparing two messages: Go compares their pointers (the same "
-                             "message of the list, not equal contents), and the translation "
-                             "keeps no message's place in the list", node)
+            return self.compare_messages(op, a, b, node)
         if a.type not in (GoType.STRING, *INTEGERS, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing values of Go type {a.type.value}: not supported", node)
         if a.is_const and b.is_const:
@@ -101,6 +99,31 @@ class Comparisons:
         return Expr(f"{a.wrap(ARITH)} {op} {b.wrap(ARITH)}", GoType.BOOL, COMPARE,
                     stable=a.stable and b.stable, loop=a.loop or b.loop,
                     negated=f"{a.wrap(ARITH)} {inverse} {b.wrap(ARITH)}")
+
+    def compare_messages(self, op: str, a: Expr, b: Expr, node: nodes.Node) -> Expr:
+        """eq/ne of two messages: Go compares their pointers, so a message equals itself
+        only (not another with equal contents): the same value here, or two whose places in
+        the collated messages are both known at this point (a range's element, `index` of
+        `.Messages`). Each is evaluated first (`index` may fail)."""
+        usable = [p for p in (a.position, b.position) if p is not None
+                  and (p.loop is None or (self.loops and p.loop == self.loops[-1].ident))]
+        if a.code == b.code and a.stable:
+            same = const_expr(op == "==")
+        elif len(usable) == 2:
+            pa, pb = usable
+            same = Expr(f"{pa.wrap(ARITH)} {op} {pb.wrap(ARITH)}", GoType.BOOL, COMPARE,
+                        stable=pa.stable and pb.stable, loop=pa.loop or pb.loop)
+        else:
+            raise self.error("comparing two messages: Go compares their pointers (the same "
+                             "message of the list, not equal contents), and the translation "
+                             "knows the place in the list of only a range's element or an "
+                             "`index` of .Messages, read in that loop", node)
+        failing = [f"{e.wrap(COMPARE)} is not none" for e in dict.fromkeys((a, b))
+                   if "raise_exception(" in e.code]
+        if not failing:
+            return same
+        return Expr(" and ".join([*failing, same.wrap(AND)]), GoType.BOOL, AND,
+                    stable=a.stable and b.stable)
 
     def order_strings(self, op: str, a: Expr, b: Expr) -> Expr:
         """lt/le/gt/ge of two strings, bytewise as Go orders them (runtime go_less: string `<`

@@ -27,7 +27,7 @@ from gotmpl2jinja.emit.loops import (
     without_loop_control,
 )
 from gotmpl2jinja.emit.runtime import sorted_items
-from gotmpl2jinja.emit.values import ATOM, COMPARE, INDENT, Expr, TemplateMacro
+from gotmpl2jinja.emit.values import ARITH, ATOM, COMPARE, INDENT, Expr, TemplateMacro
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.syntax import nodes
 
@@ -318,7 +318,7 @@ class Statements:
             self.depth += 1
         self.loops.append(loop)
         body_from = len(self.lines)
-        elem = Expr(elem_name, elem_type, stable=True)
+        elem = Expr(elem_name, elem_type, stable=True, position=self.message_position(coll, loop))
         self.dot = elem
         if elem_var is not None:
             self.values[id(elem_var)] = elem
@@ -358,6 +358,23 @@ class Statements:
             self.bind_range_else(decl, coll)
             self.body(node.else_list)
             self.line("{%- endif %}")
+
+    @staticmethod
+    def message_position(coll: Expr, loop: Loop) -> Expr | None:
+        """The place in the collated messages of the element a range over `.Messages` (or a
+        slice of it from a known start) is at: its index, read in this loop only (where it is
+        `loop.index0`)."""
+        if coll.type != GoType.MESSAGES:
+            return None
+        base, start = coll.slice_of if coll.slice_of is not None else (coll, None)
+        if base.code != "messages":
+            return None
+        index = Expr(loop.index, GoType.INT, ATOM, stable=True, non_negative=True,
+                     loop=loop.ident if loop.size is None else None)
+        if start is None:
+            return index
+        return Expr(f"{start.wrap(ARITH)} + {index.code}", GoType.INT, ARITH,
+                    stable=start.stable, loop=start.loop or index.loop, non_negative=True)
 
     def json_elements(self, value: Expr) -> Expr:
         """What `range` walks in a decoded-JSON value, as a list: a map's values in key order,

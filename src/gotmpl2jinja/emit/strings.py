@@ -219,14 +219,18 @@ class Strings:
             safe = key.is_const and isinstance(key.const, int) and key.const >= 0 and any(
                 fact_code == length.code and bound >= key.const for fact_code, bound in self.facts)
             stable = base.stable and offset.stable
+            position = offset if base.type == GoType.MESSAGES and base.code == "messages" \
+                else None  # (its place in the collated messages: eq compares pointers)
             if safe:
-                return Expr(code, elem_type, stable=stable, loop=offset.loop or base.loop)
+                return Expr(code, elem_type, stable=stable, loop=offset.loop or base.loop,
+                            position=position)
             if key.is_const and isinstance(key.const, int) and key.const >= 0:
                 check = f"{key.code} < {length.wrap(ARITH)}"
             else:
                 check = f"{key.wrap(ARITH)} >= 0 and {key.wrap(ARITH)} < {length.wrap(ARITH)}"
             return Expr(f"{code} if {check} else raise_exception('index out of range')",
-                        elem_type, COND, stable=stable, loop=offset.loop or base.loop)
+                        elem_type, COND, stable=stable, loop=offset.loop or base.loop,
+                        position=position)
         if coll.type == GoType.ARGS:
             if key.type != GoType.STRING:
                 return self.raising("map key must be a string")

@@ -127,6 +127,8 @@ class Expr:
     known_bytes: Expr | None = None  # a STRING whose UTF-8 byte length this INT gives exactly
     cut: tuple[str, str, str] | None = None  # a go_slice: its string, start and end codes
     choice: Choice | None = None  # a CHOICE: which operand of an and/or Go's value is
+    position: Expr | None = None  # a MESSAGE's index in the collated messages, where known
+    #   (eq of two messages: Go compares their pointers)
 
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
