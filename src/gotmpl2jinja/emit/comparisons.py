@@ -118,7 +118,7 @@ class Comparisons:
                              "message of the list, not equal contents), and the translation "
                              "knows the place in the list of only a range's element or an "
                              "`index` of .Messages, read in that loop", node)
-        failing = [f"{e.wrap(COMPARE)} is not none" for e in dict.fromkeys((a, b))
+        failing = [f"{e.wrap(COMPARE)} is not none" for e in ((a,) if a == b else (a, b))
                    if "raise_exception(" in e.code]
         if not failing:
             return same
