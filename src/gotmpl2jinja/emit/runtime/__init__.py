@@ -100,6 +100,7 @@ from gotmpl2jinja.emit.runtime.library import (
 # which is part of every emitted macro's source.
 # isort: off
 from gotmpl2jinja.emit.runtime import go_values  # noqa: F401  strings, numbers, any
+from gotmpl2jinja.emit.runtime import fmt_floats  # noqa: F401  printf's %e %f %g %x of floats
 from gotmpl2jinja.emit.runtime import tool_shapes  # noqa: F401  tools; a call's Arguments, Index
 from gotmpl2jinja.emit.runtime import go_strings  # noqa: F401  Go's builtins and fmt on strings
 from gotmpl2jinja.emit.runtime import tool_calls  # noqa: F401  tool calls, messages, printf
