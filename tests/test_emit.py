@@ -1052,10 +1052,13 @@ def test_cuts_and_counts_past_what_is_known_are_exact(source: str) -> None:
 @pytest.mark.parametrize("source", [
     "{{ toTypeScriptType (index .Messages 5) }}",
     "{{ range .Messages }}{{ toTypeScriptType (slice .Content 3) }}{{ end }}",
+    "{{ range .Messages }}{{ currentDate (slice .Content 3) }}{{ end }}",
+    '{{ range .Messages }}{{ yesterdayDate "a" (slice .Content 3) }}{{ end }}',
 ])
-def test_to_typescript_type_evaluates_its_argument_first(source: str) -> None:
-    """Ollama's toTypeScriptType is `any` for anything but a property, but Go evaluates the
-    argument first: where that fails, so does the template (once printed `any` regardless)."""
+def test_functions_evaluate_their_arguments_first(source: str) -> None:
+    """Ollama's toTypeScriptType is `any` for anything but a property, and its date functions
+    ignore their arguments, but Go evaluates the arguments first: where one fails, so does the
+    template (the translation once printed `any` or the date regardless)."""
     jinja = translate(source)
     result = verify_template(source, jinja, cases=20, engines=raw_engine_names())
     assert result.ok, "\n".join(str(d) for d in result.divergences)

@@ -20,6 +20,7 @@ from gotmpl2jinja.emit.values import (
     INTEGERS,
     JSON_MACROS,
     NIL_TYPES,
+    OR,
     Expr,
     _js_ascii,
     _query_escape,
@@ -172,25 +173,35 @@ class Printing:
         self.macros.add(macro)
         return Expr(f"{macro}({a.code})", GoType.STRING)
 
+    @staticmethod
+    def evaluated_first(args: list[Expr], result: Expr) -> Expr:
+        """`result` once every argument is evaluated: Go evaluates a function's arguments
+        before it calls the function, so where one fails (`slice .Content 3`) the template
+        fails, even when the function ignores it."""
+        pending = [a for a in args if not a.is_const]
+        if not pending:
+            return result
+        test = " and ".join(f"{a.wrap(COMPARE)} is defined" for a in pending)
+        return Expr(f"{result.wrap(OR)} if {test} else {result.wrap(COND)}", result.type, COND,
+                    stable=all(a.stable for a in pending), loop=next(
+                        (a.loop for a in pending if a.loop is not None), None))
+
     def fn_currentDate(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
         if any(a.type != GoType.STRING for a in args):
             return self.raising("currentDate takes string arguments")
-        return Expr("strftime_now('%Y-%m-%d')", GoType.STRING)
+        return self.evaluated_first(args, Expr("strftime_now('%Y-%m-%d')", GoType.STRING))
 
     def fn_yesterdayDate(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
         if any(a.type != GoType.STRING for a in args):
             return self.raising("yesterdayDate takes string arguments")
         self.macros.add("yesterday_date")
-        return Expr("yesterday_date()", GoType.STRING)
+        return self.evaluated_first(args, Expr("yesterday_date()", GoType.STRING))
 
     def fn_toTypeScriptType(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
         if len(args) != 1:
             return self.raising("wrong number of args for toTypeScriptType: want 1 got "
                                 f"{len(args)}")
-        if args[0].type != GoType.PROPERTY and args[0].is_const:
-            return const_expr("any")
-        if args[0].type != GoType.PROPERTY:  # evaluated first: Go fails where evaluating fails
-            return Expr(f"'any' if {args[0].wrap(COMPARE)} is defined else 'any'", GoType.STRING,
-                        COND, stable=args[0].stable, loop=args[0].loop)
+        if args[0].type != GoType.PROPERTY:
+            return self.evaluated_first(args, const_expr("any"))
         self.macros.add("typescript_type")
         return Expr(f"typescript_type({args[0].code})", GoType.STRING)
