@@ -1066,6 +1066,34 @@ def test_functions_evaluate_their_arguments_first(source: str) -> None:
         reference.render(source, {"messages": [{"role": "user", "content": "ab"}]})
 
 
+@pytest.mark.parametrize("source", [
+    "{{ range .Messages }}{{ $x := slice .Content 3 }}{{ end }}",
+    "{{ range .Messages }}{{ $x := index .Content 3 }}{{ end }}",
+    "{{ range .Messages }}{{ if slice .Content 3 }}{{ end }}{{ end }}",
+    "{{ range .Messages }}{{ if index .Content 3 }}{{ end }}{{ end }}",
+    "{{ range .Messages }}{{ $x := len (slice .Content 3) }}{{ end }}",
+    "{{ range .Messages }}{{ eq nil (slice .Content 3) }}{{ ne (index .Content 2) nil }}{{ end }}",
+])
+def test_values_computed_but_never_printed_fail_where_go_fails(source: str) -> None:
+    """A runtime slice or byte that Go computes and the template never prints (a variable, an
+    empty `if`, a comparison with nil) is still evaluated: Go fails there when an offset is
+    out of range. A cut inside a character does not fail there (Go fails only printing it)."""
+    jinja = translate(source)
+    result = verify_template(source, jinja, cases=30, engines=raw_engine_names())
+    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    short = {"messages": [{"role": "user", "content": "ab"}]}
+    with pytest.raises(RenderError, match="out of range"):
+        reference.render(source, short)
+    for engine in get_engines(raw_engine_names()):
+        with pytest.raises(RenderError) as info:
+            engine.render(jinja, jinja_context(short))
+        assert is_raised(info.value), engine.name
+    inside = {"messages": [{"role": "user", "content": "aaéz"}]}  # é is bytes 2 and 3
+    want = reference.render(source, inside)
+    assert "\ufffd" not in want and want in ("", "false", "falsetrue")
+    renders_everywhere(jinja, inside, want)
+
+
 #: `index` of a string: Go's uint8, one UTF-8 byte, printed, formatted, compared with ints,
 #: tested, written as JSON and escaped, and handed to a function.
 STRING_BYTES = (

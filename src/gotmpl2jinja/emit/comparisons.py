@@ -205,10 +205,11 @@ class Comparisons:
         if other.type not in (GoType.STRING, *INTEGERS, GoType.FLOAT, GoType.BOOL):
             raise self.error(f"comparing nil with Go type {other.type.value}: not supported",
                              node)
-        if other.is_const or "raise_exception(" not in other.code:
+        effect = None if other.is_const else self.effect(other)
+        if effect is None:
             return const_expr(op == "!=")
         # never none, but evaluated: Go fails where evaluating it fails
-        return Expr(f"{other.wrap(COMPARE)} is {'' if op == '==' else 'not '}none", GoType.BOOL,
+        return Expr(f"({effect}) is {'' if op == '==' else 'not '}none", GoType.BOOL,
                     COMPARE, stable=other.stable, loop=other.loop)
 
     def fn_eq(self, args: list[Expr], node: nodes.Node) -> Expr:

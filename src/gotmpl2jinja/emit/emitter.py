@@ -44,6 +44,7 @@ from gotmpl2jinja.emit.strings import Strings
 from gotmpl2jinja.emit.values import (
     ATOM,
     COMPARE,
+    FAILING_CALLS,
     INDENT,
     Expr,
     Retype,
@@ -127,6 +128,26 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
             for key, error in self.refusals.items():
                 if key in text:
                     raise error
+
+    def effect(self, e: Expr) -> str | None:
+        """Jinja that fails exactly where evaluating `e` fails in Go, for a value Go computes
+        but the template may never print or test (a variable, a condition with nothing inside,
+        a comparison with nil); None where evaluating it cannot fail. A cut string is checked by
+        its range (go_slice_len), not by its bytes: only printing them raises NOT_UTF8. (A cut
+        already inside other code is left as it was: its range is not separable there.)"""
+        if e.cut is not None:
+            self.macros.add("go_slice_len")
+            return f"go_slice_len({', '.join(e.cut)})"
+        if "go_slice(" not in e.code and ("raise_exception(" in e.code
+                                          or FAILING_CALLS.search(e.code)):
+            return e.code
+        return None
+
+    def evaluated(self, e: Expr) -> None:
+        """Evaluate `e` here, printing nothing, where it may fail (see `effect`)."""
+        effect = self.effect(e)
+        if effect is not None:
+            self.line(f"{{%- if ({effect}) is none %}}{{%- endif %}}")
 
     @staticmethod
     def raising(message: str) -> Expr:
@@ -239,6 +260,7 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
             and value.prec >= COMPARE and len(value.code) <= 60
         )
         if inline:
+            self.evaluated(value)  # (Go computes it here, used or not)
             self.values[id(var)] = value
             return
         if var.namespace and self._ns_literal(var) is not None:

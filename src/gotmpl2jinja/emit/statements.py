@@ -27,7 +27,15 @@ from gotmpl2jinja.emit.loops import (
     without_loop_control,
 )
 from gotmpl2jinja.emit.runtime import sorted_items
-from gotmpl2jinja.emit.values import ARITH, ATOM, COMPARE, INDENT, Expr, TemplateMacro
+from gotmpl2jinja.emit.values import (
+    ARITH,
+    ATOM,
+    COMPARE,
+    FAILING_CALLS,
+    INDENT,
+    Expr,
+    TemplateMacro,
+)
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.syntax import nodes
 
@@ -150,7 +158,8 @@ class Statements:
         `else` becomes the negated condition (no engine prints anything for either)."""
         block = self.lines[start:]
         pad = block[0][:len(block[0]) - len(block[0].lstrip())]
-        if len(block) == 2 and "raise_exception" not in cond.code:
+        if len(block) == 2 and "raise_exception" not in cond.code \
+                and not FAILING_CALLS.search(cond.code):
             del self.lines[start:]
             return
         if len(block) > 2 and block[1] == pad + "{%- else %}" and not any(

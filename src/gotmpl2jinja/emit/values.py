@@ -7,6 +7,7 @@ May depend on: `analysis`, `emit.gofmt`, `errors`, `syntax`.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -102,6 +103,11 @@ GO_TYPE_NAMES = {GoType.STRING: "string", GoType.INT: "int", GoType.BOOL: "bool"
 #: Go's integer types here: an int, and the uint8 `index` of a string gives; eq and lt compare
 #: them by value whatever their signs, and fmt prints both as digits.
 INTEGERS = {GoType.INT, GoType.UINT8}
+
+
+#: Runtime macros that raise Go's failure (an offset out of range) inside them, where no
+#: `raise_exception(` shows in the calling code.
+FAILING_CALLS = re.compile(r"\b(?:go_slice|go_slice_len|go_slice_equals|go_byte)\(")
 
 
 @dataclass(frozen=True)
