@@ -1073,6 +1073,9 @@ def test_functions_evaluate_their_arguments_first(source: str) -> None:
     "{{ range .Messages }}{{ if index .Content 3 }}{{ end }}{{ end }}",
     "{{ range .Messages }}{{ $x := len (slice .Content 3) }}{{ end }}",
     "{{ range .Messages }}{{ eq nil (slice .Content 3) }}{{ ne (index .Content 2) nil }}{{ end }}",
+    # the generator's slow run (seed 12, 2026-12-04, on 63b0548): a missing key against a byte
+    # past the end printed `false`
+    "{{ range .Messages }}{{ index .Content 3 | eq $.Foo }}{{ end }}",
 ])
 def test_values_computed_but_never_printed_fail_where_go_fails(source: str) -> None:
     """A runtime slice or byte that Go computes and the template never prints (a variable, an
@@ -1090,7 +1093,7 @@ def test_values_computed_but_never_printed_fail_where_go_fails(source: str) -> N
         assert is_raised(info.value), engine.name
     inside = {"messages": [{"role": "user", "content": "aaéz"}]}  # é is bytes 2 and 3
     want = reference.render(source, inside)
-    assert "\ufffd" not in want and want in ("", "false", "falsetrue")
+    assert "\ufffd" not in want and want in ("", "false", "falsetrue", "true")
     renders_everywhere(jinja, inside, want)
 
 
