@@ -1054,6 +1054,8 @@ def test_cuts_and_counts_past_what_is_known_are_exact(source: str) -> None:
     "{{ range .Messages }}{{ toTypeScriptType (slice .Content 3) }}{{ end }}",
     "{{ range .Messages }}{{ currentDate (slice .Content 3) }}{{ end }}",
     '{{ range .Messages }}{{ yesterdayDate "a" (slice .Content 3) }}{{ end }}',
+    # printf's %T prints a constant, but its operand is evaluated
+    '{{ range .Messages }}{{ printf "%T|%T" (index .Content 9) (slice .Content 3) }}{{ end }}',
 ])
 def test_functions_evaluate_their_arguments_first(source: str) -> None:
     """Ollama's toTypeScriptType is `any` for anything but a property, and its date functions

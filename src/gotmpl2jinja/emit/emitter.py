@@ -44,8 +44,10 @@ from gotmpl2jinja.emit.strings import Strings
 from gotmpl2jinja.emit.values import (
     ATOM,
     COMPARE,
+    COND,
     FAILING_CALLS,
     INDENT,
+    OR,
     Expr,
     Retype,
     TemplateMacros,
@@ -148,6 +150,19 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         effect = self.effect(e)
         if effect is not None:
             self.line(f"{{%- if ({effect}) is none %}}{{%- endif %}}")
+
+    def evaluated_first(self, args: list[Expr], result: Expr) -> Expr:
+        """`result` once every argument that may fail is evaluated: Go evaluates a function's
+        arguments before it calls the function, so where one fails (`slice .Content 3`) the
+        template fails, even when the function ignores it (Ollama's date functions,
+        toTypeScriptType of a non-property, printf's %T)."""
+        effects = [effect for a in args if (effect := self.effect(a)) is not None]
+        if not effects:
+            return result
+        test = " and ".join(f"({effect}) is not none" for effect in effects)
+        return Expr(f"{result.wrap(OR)} if {test} else {result.wrap(COND)}", result.type, COND,
+                    stable=result.stable and all(a.stable for a in args),
+                    loop=result.loop or next((a.loop for a in args if a.loop is not None), None))
 
     @staticmethod
     def raising(message: str) -> Expr:

@@ -92,6 +92,8 @@ class Printf:
         if operands:
             parts.append(self.printf_extra(operands, fmt, node))
         result = self.concat(parts)
+        # an operand printed as a constant (%T, a bad verb's type) is still evaluated first
+        result = self.evaluated_first([a for a in args[1:] if a.code not in result.code], result)
         if padding is None or width is None:
             return result
         if any(not p.is_const for p in parts if p is not padding):

@@ -20,7 +20,6 @@ from gotmpl2jinja.emit.values import (
     INTEGERS,
     JSON_MACROS,
     NIL_TYPES,
-    OR,
     Expr,
     _js_ascii,
     _query_escape,
@@ -172,19 +171,6 @@ class Printing:
             raise self.error(f"json of Go type {a.type.value}: not supported", node)
         self.macros.add(macro)
         return Expr(f"{macro}({a.code})", GoType.STRING)
-
-    @staticmethod
-    def evaluated_first(args: list[Expr], result: Expr) -> Expr:
-        """`result` once every argument is evaluated: Go evaluates a function's arguments
-        before it calls the function, so where one fails (`slice .Content 3`) the template
-        fails, even when the function ignores it."""
-        pending = [a for a in args if not a.is_const]
-        if not pending:
-            return result
-        test = " and ".join(f"{a.wrap(COMPARE)} is defined" for a in pending)
-        return Expr(f"{result.wrap(OR)} if {test} else {result.wrap(COND)}", result.type, COND,
-                    stable=all(a.stable for a in pending), loop=next(
-                        (a.loop for a in pending if a.loop is not None), None))
 
     def fn_currentDate(self, args: list[Expr], node: nodes.Node) -> Expr:  # noqa: N802
         if any(a.type != GoType.STRING for a in args):
