@@ -106,7 +106,7 @@ SLOW_SEEN: set[str] = set()
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("GOTMPL2JINJA_GENERATOR_SLOW") != "1",
-                    reason="the 12,000-template run (about half an hour on two cores): "
+                    reason="the 12,000-template run (about two hours on two cores): "
                     "set GOTMPL2JINJA_GENERATOR_SLOW=1")
 @seed(SLOW_SEED)
 @settings(max_examples=SLOW_EXAMPLES, derandomize=False, suppress_health_check=list(HealthCheck))
