@@ -199,7 +199,7 @@ class Strings:
         if coll.type == GoType.RAISE:  # (Go fails evaluating the operand first)
             return coll
         if key.type == GoType.UINT8 and (coll.type in SLICE_ELEMENTS
-                                         or coll.type == GoType.STRING):
+                                         or coll.type in (GoType.STRING, GoType.ANY)):
             key = replace(key, type=GoType.INT)  # (Go's indexArg takes any integer)
         if coll.type in SLICE_ELEMENTS:
             if key.type != GoType.INT:
@@ -253,8 +253,8 @@ class Strings:
         # Go's indexArg takes only integers: a string by a string, a float64, a bool, nil or a
         # decoded-JSON value (a float64 when a number) always fails; so does a decoded-JSON
         # value (map, slice, string or scalar) by a float64, a bool or nil
-        if coll.type == GoType.STRING and key.type in (*_NEVER_AN_INDEX, GoType.STRING,
-                                                       GoType.ANY):
+        if coll.type == GoType.STRING and key.type not in INTEGERS:
+            # (a decoded-JSON value is never an integer: a number in it is a float64)
             return self.raising(f"cannot index slice/array with type {key.type.value}")
         if coll.type == GoType.ANY and key.type in _NEVER_AN_INDEX:
             return self.raising(f"cannot index with a {key.type.value}")
