@@ -1188,8 +1188,14 @@ def test_index_of_a_json_value_is_an_element_or_a_byte_on_every_engine() -> None
     # a byte as the position in a decoded-JSON value
     "{{ range .Messages }}{{ range .ToolCalls }}{{ range .Function.Arguments }}"
     '{{ index . (index "abc" 0) }}{{ end }}{{ end }}{{ end }}',
+    # slice likewise (13 refusals): a float, three or four offsets of a string, a missing key;
+    # a byte as an offset
+    "{{ range .Messages }}{{ slice .Content 1.5 }}{{ slice .Content 0 1 2 }}{{ end }}",
+    "{{ range .Messages }}{{ slice .Content . }}{{ end }}{{ slice .Messages 0 $.Nothing }}",
+    '{{ range .Messages }}{{ slice .Content (index "\x01" 0) }}|'
+    '{{ slice $.Messages 0 (index "\x01" 0) | len }}{{ end }}',
 ])
-def test_index_of_a_string_by_a_non_integer_fails_as_in_go(source: str) -> None:
+def test_index_and_slice_by_a_non_integer_fail_as_in_go(source: str) -> None:
     jinja = translate(source)
     result = verify_template(source, jinja, cases=30, engines=raw_engine_names())
     assert result.ok, "\n".join(str(d) for d in result.divergences)

@@ -70,13 +70,23 @@ class Strings:
             return counted
         return self.negate(result) if negated else result
 
+    @staticmethod
+    def slice_bounds(bounds: list[Expr]) -> list[Expr]:
+        """`slice`'s offsets, a uint8 among them as an int (Go's indexArg takes any integer;
+        every other operand fails there)."""
+        return [replace(b, type=GoType.INT) if b.type == GoType.UINT8 else b for b in bounds]
+
     def slice_string(self, s: Expr, bounds: list[Expr], node: nodes.Node) -> Expr:
         """`slice` of a string: byte offsets, exact inside a known ASCII prefix."""
         if not bounds:
             return s
-        if len(bounds) > 2 or any(b.type != GoType.INT for b in bounds):
-            raise self.error("slice of a string by anything but one or two ints: not "
-                             "supported", node)
+        bounds = self.slice_bounds(bounds)
+        if len(bounds) > 3:
+            return self.raising(f"too many slice indexes: {len(bounds)}")
+        if len(bounds) == 3:
+            return self.raising("cannot 3-index slice a string")
+        if any(b.type != GoType.INT for b in bounds):
+            return self.raising("cannot index slice/array with a non-integer")
         if not all(b.is_const for b in bounds):
             return self.cut_string(s, bounds)
         offsets = [int(b.const) for b in bounds]  # type: ignore[call-overload]
@@ -314,8 +324,13 @@ class Strings:
             return self.raising(f"can't slice item of type {coll.type.value}")
         if not bounds:
             return coll
-        if len(bounds) > 2 or any(b.type != GoType.INT for b in bounds):
-            raise self.error("slice with these indexes: not supported", node)
+        bounds = self.slice_bounds(bounds)
+        if len(bounds) > 3:
+            return self.raising(f"too many slice indexes: {len(bounds)}")
+        if any(b.type != GoType.INT for b in bounds):
+            return self.raising("cannot index slice/array with a non-integer")
+        if len(bounds) > 2:  # (Go checks the third against the slice's capacity, not its length)
+            raise self.error("slice with three indexes: not supported", node)
         c = self.concrete(coll).wrap(ATOM)
         start = bounds[0]
         if len(bounds) == 1:
