@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))  # also when run as `python -m tests.test_emit`
 
+from everywhere import fails_everywhere, renders_everywhere, verified  # noqa: E402
 from ollama_cases import TESTDATA_CASES  # noqa: E402
 
 from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
@@ -1061,9 +1062,7 @@ def test_functions_evaluate_their_arguments_first(source: str) -> None:
     """Ollama's toTypeScriptType is `any` for anything but a property, and its date functions
     ignore their arguments, but Go evaluates the arguments first: where one fails, so does the
     template (the translation once printed `any` or the date regardless)."""
-    jinja = translate(source)
-    result = verify_template(source, jinja, cases=20, engines=raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    verified(source, cases=20)
     with pytest.raises(RenderError, match="out of range"):
         reference.render(source, {"messages": [{"role": "user", "content": "ab"}]})
 
@@ -1083,16 +1082,11 @@ def test_values_computed_but_never_printed_fail_where_go_fails(source: str) -> N
     """A runtime slice or byte that Go computes and the template never prints (a variable, an
     empty `if`, a comparison with nil) is still evaluated: Go fails there when an offset is
     out of range. A cut inside a character does not fail there (Go fails only printing it)."""
-    jinja = translate(source)
-    result = verify_template(source, jinja, cases=30, engines=raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    jinja = verified(source, cases=30)
     short = {"messages": [{"role": "user", "content": "ab"}]}
     with pytest.raises(RenderError, match="out of range"):
         reference.render(source, short)
-    for engine in get_engines(raw_engine_names()):
-        with pytest.raises(RenderError) as info:
-            engine.render(jinja, jinja_context(short))
-        assert is_raised(info.value), engine.name
+    fails_everywhere(jinja, short)
     inside = {"messages": [{"role": "user", "content": "aaéz"}]}  # é is bytes 2 and 3
     want = reference.render(source, inside)
     assert "\ufffd" not in want and want in ("", "false", "falsetrue", "true")
@@ -1114,9 +1108,7 @@ BYTE_AS_INDEX = "{{ range .Messages }}{{ (index $.Messages (index .Content 0)).R
 
 
 def test_index_of_a_string_is_a_uint8_byte_on_every_engine() -> None:
-    jinja = translate(STRING_BYTES)
-    result = verify_template(STRING_BYTES, jinja, cases=30, engines=raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    jinja = verified(STRING_BYTES, cases=30)
     # by hand: h is 104 (0x68), é is C3 A9 (195 169) in UTF-8, 😀 F0 9F 98 80; the type is
     # uint8, and uint8 and int compare by value
     conv = {"messages": [{"role": "user", "content": "héllo worlds"},
@@ -1131,21 +1123,12 @@ def test_index_of_a_string_is_a_uint8_byte_on_every_engine() -> None:
     conv["messages"] = [{"role": "user", "content": "héllo"}]
     with pytest.raises(RenderError, match="index out of range"):
         reference.render(STRING_BYTES, conv)
-    for engine in get_engines(raw_engine_names()):
-        with pytest.raises(RenderError) as info:
-            engine.render(jinja, jinja_context(conv))
-        assert is_raised(info.value), engine.name
+    fails_everywhere(jinja, conv)
     jinja = translate(BYTE_AS_INDEX)
     conv = {"messages": [{"role": "system", "content": "\x01a"},
                          {"role": "user", "content": "\x00b"}]}
     assert reference.render(BYTE_AS_INDEX, conv) == "usersystem"
     renders_everywhere(jinja, conv, "usersystem")
-
-
-def renders_everywhere(jinja: str, conversation: dict[str, Any], want: str) -> None:
-    """Every raw engine renders `want` (Go's bytes, checked by the caller)."""
-    for engine in get_engines(raw_engine_names()):
-        assert engine.render(jinja, jinja_context(conversation)) == want, engine.name
 
 
 #: `index` of a decoded-JSON value by a number: a list's element or a string's byte, which
@@ -1157,9 +1140,7 @@ JSON_POSITION = ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := 
 
 
 def test_index_of_a_json_value_is_an_element_or_a_byte_on_every_engine() -> None:
-    jinja = translate(JSON_POSITION)
-    result = verify_template(JSON_POSITION, jinja, cases=40, engines=raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    jinja = verified(JSON_POSITION, cases=40)
 
     def conv(args: dict[str, Any]) -> dict[str, Any]:
         return {"messages": [{"role": "assistant", "content": "", "tool_calls": [
@@ -1196,9 +1177,7 @@ def test_index_of_a_json_value_is_an_element_or_a_byte_on_every_engine() -> None
     '{{ slice $.Messages 0 (index "\x01" 0) | len }}{{ end }}',
 ])
 def test_index_and_slice_by_a_non_integer_fail_as_in_go(source: str) -> None:
-    jinja = translate(source)
-    result = verify_template(source, jinja, cases=30, engines=raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    verified(source, cases=30)
 
 
 #: eq and ne of two messages: Go compares their pointers, so equal contents are not equal
@@ -1210,9 +1189,7 @@ SAME_MESSAGE = ('{{ range $i, $m := .Messages }}{{ eq $m (index $.Messages 0) }}
 
 
 def test_eq_of_messages_compares_their_places_on_every_engine() -> None:
-    jinja = translate(SAME_MESSAGE)
-    result = verify_template(SAME_MESSAGE, jinja, cases=30, engines=raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
+    jinja = verified(SAME_MESSAGE, cases=30)
     # by hand: three messages, the first and the last alike in role and content
     conv = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
                          {"role": "user", "content": "a"}]}
@@ -1224,10 +1201,7 @@ def test_eq_of_messages_compares_their_places_on_every_engine() -> None:
     conv["messages"] = conv["messages"][:1]
     with pytest.raises(RenderError, match="index out of range"):
         reference.render(SAME_MESSAGE, conv)
-    for engine in get_engines(raw_engine_names()):
-        with pytest.raises(RenderError) as info:
-            engine.render(jinja, jinja_context(conv))
-        assert is_raised(info.value), engine.name
+    fails_everywhere(jinja, conv)
 
 
 @pytest.mark.parametrize(("source", "message"), [

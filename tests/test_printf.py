@@ -7,40 +7,14 @@ spell out, by hand, what Go's doPrintf reads in a directive.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
+from everywhere import raises_everywhere, renders_everywhere, verified
 
 from gotmpl2jinja.emit import translate
 from gotmpl2jinja.emit.gofmt import Verb, parse_printf
-from gotmpl2jinja.engines.registry import get_engines, raw_engine_names
-from gotmpl2jinja.errors import RenderError, TranslationError
+from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import reference
-from gotmpl2jinja.verify.conversation import jinja_context
-from gotmpl2jinja.verify.harness import verify_template
-
-
-def verified(source: str, *, cases: int) -> str:
-    """The translation of `source`, verified against Go on every raw engine (the one-message
-    shapes, then `cases` random conversations)."""
-    jinja = translate(source)
-    result = verify_template(source, jinja, cases=cases, engines=raw_engine_names())
-    assert sorted(result.engines) == sorted(raw_engine_names())
-    assert result.ok, "\n".join(str(d) for d in result.divergences)
-    return jinja
-
-
-def renders_everywhere(jinja: str, conversation: dict[str, Any], want: str) -> None:
-    """Every raw engine renders `want` (Go's bytes, checked by the caller) for `conversation`."""
-    for engine in get_engines(raw_engine_names()):
-        assert engine.render(jinja, jinja_context(conversation)) == want, engine.name
-
-
-def raises_everywhere(jinja: str, conversation: dict[str, Any], match: str) -> None:
-    """Every raw engine fails with `match` (the contract's failure) for `conversation`."""
-    for engine in get_engines(raw_engine_names()):
-        with pytest.raises(RenderError, match=match):
-            engine.render(jinja, jinja_context(conversation))
 
 
 def test_a_directive_is_flags_width_precision_and_verb() -> None:
