@@ -7,7 +7,7 @@ May depend on: `emit.runtime.library`.
 
 from __future__ import annotations
 
-from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, _define
+from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, _define, scaled_by_two
 
 _define(
     "_exact_decimal", "a, keep",
@@ -19,17 +19,7 @@ _define(
     "value by less than 2 * 108 units of its last digit (108 multiplications at most, each "
     "cut losing less than one), and LOST is 1 when a cut dropped a digit other than 0.",
     """
-{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
-{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
-{%- for j in [9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] -%}
-{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}
-{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}
-{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}
-{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992
-    and ns.e - k >= -1074 -%}
-{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}
-{%- endif -%}
-{%- endfor -%}
+""" + scaled_by_two(subnormal_floor=True) + """
 {%- set m = namespace(t=ns.t|int, e=ns.e) -%}
 {%- for j in [5, 4, 3, 2, 1, 0] -%}
 {%- set q = [2, 4, 16, 256, 65536, 4294967296][j] -%}
@@ -148,16 +138,7 @@ _define(
 {%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
 """ + AS_FLOAT64.format(v="x", f="f") + """
 {%- set a = (0 - f) if x < 0 else f -%}
-{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
-{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
-{%- for j in ([9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] if a != 0 else []) -%}
-{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}
-{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}
-{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}
-{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992 -%}
-{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}
-{%- endif -%}
-{%- endfor -%}
+""" + scaled_by_two(subnormal_floor=False) + """
 {%- set m = namespace(lead=1 if a != 0 else 0, frac=((ns.t|int) - 4503599627370496)
     if a != 0 else 0, e=ns.e + 52 if a != 0 else 0, n=13) -%}
 {%- if prec >= 0 and prec < 13 -%}

@@ -5,7 +5,7 @@ May depend on: `emit.runtime.library`.
 
 from __future__ import annotations
 
-from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, SMALL_INT, _define
+from gotmpl2jinja.emit.runtime.library import AS_FLOAT64, SMALL_INT, _define, scaled_by_two
 
 # ---------------------------------------------------------------------------------------------
 # strings and numbers
@@ -288,17 +288,7 @@ _define(
     "digits (_big_scaled3): the digits up to the decision are then exact unless a run of 9s "
     "reaches the uncertain ones, and a cut number never ends early; else all digits again.",
     """
-{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}
-{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}{%- endfor -%}
-{%- for j in [9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] -%}
-{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}
-{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}
-{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}
-{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992
-    and ns.e - k >= -1074 -%}
-{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}
-{%- endif -%}
-{%- endfor -%}
+""" + scaled_by_two(subnormal_floor=True) + """
 {%- set mant = ns.t|int -%}
 {%- set g = ns.e - 2 -%}
 {%- set inclusive = mant % 2 == 0 -%}

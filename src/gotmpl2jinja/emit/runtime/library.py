@@ -266,6 +266,26 @@ AS_FLOAT64 = ("{{%- set {f} = {v} + 0.0 -%}}\n"
               "{{%- set {f} = (({v} ~ '')|float) if {f} * 0.0 != 0.0 else {f} -%}}")
 
 
+def scaled_by_two(*, subnormal_floor: bool) -> str:
+    """Jinja setting `ns.t` and `ns.e` so that float64 `a` (> 0) = ns.t * 2**ns.e with ns.t a
+    whole number in [2**52, 2**53), by multiplying or dividing by 2**(2**j) (exact on every
+    engine, where a decimal scale is not). With `subnormal_floor` the exponent stops at -1074,
+    so a subnormal keeps the smaller ns.t it is stored with (its exact decimal, its neighbours);
+    without, it is normalised to a leading 1 as strconv's %x writes it."""
+    floor = "\n    and ns.e - k >= -1074" if subnormal_floor else ""
+    return ("{%- set ns = namespace(t=a, e=0, p=[2.0]) -%}\n"
+            "{%- for j in range(9) -%}{%- set ns.p = ns.p + [ns.p[-1] * ns.p[-1]] -%}"
+            "{%- endfor -%}\n"
+            "{%- for j in [9, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0] -%}\n"
+            "{%- set k = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512][j] -%}\n"
+            "{%- if ns.t >= 9007199254740992 and ns.t / ns.p[j] >= 4503599627370496 -%}\n"
+            "{%- set ns.t = ns.t / ns.p[j] -%}{%- set ns.e = ns.e + k -%}\n"
+            f"{{%- elif ns.t < 4503599627370496 and ns.t * ns.p[j] < 9007199254740992{floor} -%}}\n"
+            "{%- set ns.t = ns.t * ns.p[j] -%}{%- set ns.e = ns.e - k -%}\n"
+            "{%- endif -%}\n"
+            "{%- endfor -%}")
+
+
 #: What json_parameters and json_function (which writes the parameters out) print between the
 #: parameters' `type` and `properties`: `$defs` and `items` unless null, `required` unless empty.
 _PARAMETER_FIELDS = """
