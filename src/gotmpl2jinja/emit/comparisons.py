@@ -118,12 +118,7 @@ class Comparisons:
                              "message of the list, not equal contents), and the translation "
                              "knows the place in the list of only a range's element or an "
                              "`index` of .Messages, read in that loop", node)
-        failing = [f"{e.wrap(COMPARE)} is not none" for e in ((a,) if a == b else (a, b))
-                   if "raise_exception(" in e.code]
-        if not failing:
-            return same
-        return Expr(" and ".join([*failing, same.wrap(AND)]), GoType.BOOL, AND,
-                    stable=a.stable and b.stable)
+        return self.evaluated_first([a] if a == b else [a, b], same)
 
     def order_strings(self, op: str, a: Expr, b: Expr) -> Expr:
         """lt/le/gt/ge of two strings, bytewise as Go orders them (runtime go_less: string `<`
