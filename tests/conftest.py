@@ -34,6 +34,15 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+#: The engines' and Go's time limit per render in the tests (the tool's default is 5 s). The
+#: limit tells a template that loops from one that ends; it is not a speed check (benchmarks/
+#: measure speed). A first render on minja parses the whole template, about 2 s for the largest
+#: translations, and a 2-core machine running the suite beside other work took over 5 s for
+#: one (CI on a3bc983, 2026-12-04). The tests of the limit itself set their own.
+TEST_RENDER_TIMEOUT = 30.0
+engine_base.set_render_timeout(TEST_RENDER_TIMEOUT)
+shared_renderer().timeout = TEST_RENDER_TIMEOUT
+
 
 @pytest.fixture(autouse=True)
 def _render_time_limits_restored() -> Iterator[None]:

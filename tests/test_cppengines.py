@@ -116,13 +116,14 @@ def test_drivers_get_the_malloc_tuning_unless_the_user_set_their_own(
 
 def test_a_runaway_render_times_out_and_the_next_one_runs() -> None:
     engine = CppEngine("llamacpp", server=False)
+    before = render_timeout()
     set_render_timeout(1.0)
     try:
         with pytest.raises(EngineTimeout):
             engine.render("{% for i in range(100000000) %}{{ i }}{% endfor %}", {})
         assert engine.render("ok", {}) == "ok"
     finally:
-        set_render_timeout(5.0)
+        set_render_timeout(before)
         engine.close()
 
 
