@@ -191,6 +191,13 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "a character from its code point": (
         "{{ '%c'|format(233) }}", {},
         everywhere("é", hfjinja=ERROR, llamacpp="%c", minja=ERROR)),
+    # --- how go_char writes a character from its code point (runtime._go_rune_text) ----------
+    "a UTF-16 unit by subscript": (  # hf.js: `s[i]` is one unit, D800 and DE00 make U+10200
+        "{{ '\U00010000'[0] ~ '\U0001F600'[1] }}|{{ '\U0001F600'[0:1] }}", {},
+        everywhere("\U00010000|\U0001F600", hfjinja="\U00010200|\U0001F600",
+                   llamacpp="\ufffd|\ufffd", minja="NoneNone|\ufffd")),
+    "a character's bytes by slices, joined": (  # where |length counts bytes: é is C3 A9
+        "{{ 'é'[0:1] ~ 'é'[1:2] }}", {}, everywhere("é")),
     "code points by tojson(ensure_ascii)": (
         "{{ s|tojson(ensure_ascii=true) }}", {"s": "é😀"},
         everywhere('"\\u00e9\\ud83d\\ude00"', minijinja=ERROR, minijinja_trim=ERROR,

@@ -66,9 +66,11 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ('{{ printf "%#x" .Prompt }}', "'%#x' of a string: with a flag other than `-`"),
+    ('{{ range .Messages }}{{ printf "%#x" . }}{{ end }}', r"%x with a \*templateMessage operand: "
+     "with a flag other than `-`, which fmt applies to each field"),
     ('{{ printf "%[1]d" 1 }}', "explicit argument index"),
-    ('{{ printf "%c" 65 }}', "'%c' of a int"),
+    ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%b" . }}{{ end }}{{ end }}',
+     "%b with a templateToolCall operand: not supported"),
 ])
 def test_what_is_not_translated_says_which_directive(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message):
@@ -403,4 +405,131 @@ def test_printf_o_t_c_u_of_composites_print_each_leaf_by_its_kind_on_every_engin
                  "%!o(bool=true)|true|%!c(bool=true)|%!U(bool=true)|%!O(bool=true)| true;",
                  "%!o(<nil>)|%!t(<nil>)|%!c(<nil>)|%!U(<nil>)|%!O(<nil>)|%!t(<nil>);"):
         assert part in want, part
+    renders_everywhere(jinja, conv, want)
+
+
+#: %c, %q and %U of integers known only at run time: a range's index, a length, a byte of the
+#: content, a tool call's Index, and %q of a call, the calls and a message (the Index inside).
+RUNE_TEMPLATE = (
+    '{{ range $i, $m := .Messages }}[{{ printf "%c|%q|%+q|%U|%#U|%05c|%-3q|%08U|%#9U|%.6U" $i $i '
+    '$i $i $i $i $i $i $i $i }}|{{ printf "%c %q %U" (len .Content) (len .Content) '
+    '(len .Content) }}{{ if .Content }}|{{ printf "%c|%q|%+q|%#U|%-3c" (index .Content 0) '
+    '(index .Content 0) (index .Content 0) (index .Content 0) (index .Content 0) }}{{ end }}'
+    '{{ range .ToolCalls }}|{{ printf "%c|%q|%#U|%q|%-14q" .Function.Index .Function.Index '
+    '.Function.Index . . }}{{ end }}|{{ printf "%q" .ToolCalls }}|{{ printf "%q" . }}]{{ end }}')
+
+#: Go's %c|%q|%+q|%U|%#U|%-4c|%5q of each Index, written by hand from fmt's rules: a printable
+#: rune as it is (quoted: `'` and `\` escaped), one IsPrint refuses by number (\u, \U, \x, \n),
+#: U+FFFD for a negative number, a surrogate or one past U+10FFFF (their %U still the number;
+#: a negative one as the uint64 it converts to), %#U's rune only when printable, padding by runes.
+RUNES_BY_HAND = {
+    233: "é|'é'|'\\u00e9'|U+00E9|U+00E9 'é'|é   |  'é'",
+    128512: "😀|'😀'|'\\U0001f600'|U+1F600|U+1F600 '😀'|😀   |  '😀'",
+    8232: "\u2028|'\\u2028'|'\\u2028'|U+2028|U+2028|\u2028   |'\\u2028'",
+    -1: "�|'�'|'\\ufffd'|U+FFFFFFFFFFFFFFFF|U+FFFFFFFFFFFFFFFF|�   |  '�'",
+    10: "\n|'\\n'|'\\n'|U+000A|U+000A|\n   | '\\n'",
+    39: "'|'\\''|'\\''|U+0027|U+0027 '''|'   | '\\''",
+    92: "\\|'\\\\'|'\\\\'|U+005C|U+005C '\\'|\\   | '\\\\'",
+    917505: "\U000e0001|'\\U000e0001'|'\\U000e0001'|U+E0001|U+E0001|\U000e0001   |'\\U000e0001'",
+    55296: "�|'�'|'\\ufffd'|U+D800|U+D800|�   |  '�'",
+    1114112: "�|'�'|'\\ufffd'|U+110000|U+110000|�   |  '�'",
+    0: "\x00|'\\x00'|'\\x00'|U+0000|U+0000|\x00   |'\\x00'",
+    0x4E2D: "中|'中'|'\\u4e2d'|U+4E2D|U+4E2D '中'|中   |  '中'",
+    0xFFFF: "\uffff|'\\uffff'|'\\uffff'|U+FFFF|U+FFFF|\uffff   |'\\uffff'",
+    0x10FFFF: "\U0010ffff|'\\U0010ffff'|'\\U0010ffff'|U+10FFFF|U+10FFFF|\U0010ffff   "
+              "|'\\U0010ffff'",
+}
+
+
+def test_printf_c_q_u_of_run_time_integers_write_their_runes_on_every_engine() -> None:
+    """No engine function makes a character from a number on hf.js, llama.cpp or minja: the
+    runtime cuts it from tables (go_char); each family's branch is checked here."""
+    verified(RUNE_TEMPLATE, cases=30)
+    source = ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%c|%q|%+q|%U|%#U|%-4c|%5q;" '
+              '.Function.Index .Function.Index .Function.Index .Function.Index .Function.Index '
+              '.Function.Index .Function.Index }}{{ end }}{{ end }}')
+    jinja = translate(source)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "index": i, "arguments": {}}} for i in RUNES_BY_HAND]}]}
+    want = "".join(text + ";" for text in RUNES_BY_HAND.values())
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+    # a call printed field by field: the Index by the verb, the strings and the arguments' keys
+    # and leaves as bad verbs (%v inside, with the width), the arguments by String() for %q only
+    source = ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%c|%-3U|%o|%q" . . . . }}'
+              '{{ end }}{{ end }}')
+    jinja = translate(source)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1",
+            "function": {"name": "f", "index": 233, "arguments": {"a": 1.5, "b": "x"}}}]}]}
+    want = ("{%!c(string=c1) {é %!c(string=f) map[%!c(string=a):%!c(float64=1.5) "
+            "%!c(string=b):%!c(string=x)]}}|"
+            "{%!U(string=c1 ) {U+00E9 %!U(string=f  ) map[%!U(string=a  ):%!U(float64=1.5) "
+            "%!U(string=b  ):%!U(string=x  )]}}|"
+            "{%!o(string=c1) {351 %!o(string=f) map[%!o(string=a):%!o(float64=1.5) "
+            "%!o(string=b):%!o(string=x)]}}|"
+            '{"c1" {\'é\' "f" "{\\"a\\":1.5,\\"b\\":\\"x\\"}"}}')
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+
+
+#: Go's %#q|%+q|% x|%#X of each content, by hand: %#q backquotes unless strconv.CanBackquote
+#: refuses (a backquote, a control character but the tab, DEL, U+FEFF), %+q escapes past ASCII,
+#: % x spaces the bytes, %#X prefixes them once; an empty string has no 0x.
+FLAGGED_BY_HAND = {
+    "a`b": '"a`b"|"a`b"|61 60 62|0X616062',
+    "t\tb": '`t\tb`|"t\\tb"|74 09 62|0X740962',
+    "é😀": '`é😀`|"\\u00e9\\U0001f600"|c3 a9 f0 9f 98 80|0XC3A9F09F9880',
+    "x\ufeff": '"x\\ufeff"|"x\\ufeff"|78 ef bb bf|0X78EFBBBF',
+    "d\x7f": '"d\\x7f"|"d\\x7f"|64 7f|0X647F',
+    "\x00": '"\\x00"|"\\x00"|00|0X00',
+    "": '``|""||',
+}
+
+
+def test_printf_q_and_x_of_text_take_every_flag_on_every_engine() -> None:
+    verified('{{ range .Messages }}{{ printf "[%08x][%-08x][%# 012x][%08q][%#08q][%+08q][% 8x]'
+             '[%#x][% X][%#.2X][%+x][%+q][%#q][%#+q][% q][%#-9q][%05x]" .Content .Content '
+             '.Content .Content .Content .Content .Content .Content .Content .Content .Content '
+             '.Content .Content .Content .Content .Content "" }}{{ end }}{{ range .Tools }}'
+             '{{ printf "%#q|%+q|% x" . . . }}{{ end }}', cases=30)
+    source = ('{{ range .Messages }}{{ printf "%#q|%+q|% x|%#X;" .Content .Content .Content '
+              '.Content }}{{ end }}')
+    jinja = translate(source)
+    # (roles alternate: Ollama joins consecutive messages of one role)
+    conv = {"messages": [{"role": ("user", "assistant")[i % 2], "content": c}
+                         for i, c in enumerate(FLAGGED_BY_HAND)]}
+    want = "".join(text + ";" for text in FLAGGED_BY_HAND.values())
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+
+
+def test_printf_t_names_the_template_types_and_what_json_decoded_on_every_engine() -> None:
+    """%T prints reflect's names: Ollama's package `template` for messages and calls, the kind
+    decoded JSON holds for an argument (tool shapes are refused: the reference's are its own)."""
+    source = ('{{ range .Messages }}{{ printf "%T|%T|%-5T|" . .ToolCalls .Role }}'
+              '{{ range .ToolCalls }}{{ printf "%T|%T|" . .Function.Arguments }}'
+              '{{ range $k, $v := .Function.Arguments }}{{ printf "%T;" $v }}{{ end }}{{ end }}'
+              '{{ end }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {
+        "name": "f", "arguments": {"a": 1, "b": "x", "c": [1], "d": {}, "f": None, "g": True}}}]}]}
+    want = ("*template.templateMessage|[]template.templateToolCall|string|"
+            "template.templateToolCall|template.templateArgs|"
+            "float64;string;[]interface {};map[string]interface {};<nil>;bool;")
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+    with pytest.raises(TranslationError, match="%T with a templateTool operand"):
+        translate('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}')
+
+
+def test_printf_of_floats_takes_sign_space_and_zero_flags_on_every_engine() -> None:
+    """fmtFloat's flags, by hand: %v drops `+` (plusV is for structs); a space stands where a
+    plus would; zeros go after the sign; a bad verb's %v keeps the `+`."""
+    source = ('{{ printf "[%+v][% v][%08v][%+08.3f][% e][%-+9.2g][% 012E][%+d][%0+8v]" 1.5 -2.25 '
+              '1e21 -0.0 1.5 -1.5 1e-7 1.5 -0.5 }}{{ if .Messages }}{{ end }}')
+    jinja = verified(source, cases=5)
+    want = ("[1.5][-2.25][0001e+21][-000.000][ 1.500000e+00][-1.5     ][ 1.000000E-07]"
+            "[%!d(float64=+1.5)][-00000.5]")
+    conv = {"messages": [{"role": "user", "content": "hi"}]}
+    assert reference.render(source, conv) == want
     renders_everywhere(jinja, conv, want)

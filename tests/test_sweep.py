@@ -27,11 +27,11 @@ from gotmpl2jinja.batch.sweep import (
 from gotmpl2jinja.cli.main import cli
 
 CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="utf-8")
-# %q of an int is the quoted character of a code point, which @huggingface/jinja cannot write:
-# the translator refuses it (a TranslationError with line:col).
+# printf's explicit argument indexes (`%[1]s`) are not translated: the translator refuses them
+# (a TranslationError with line:col).
 # Intentionally invalid (role `robot`), see its SOURCE.md.
 INVALID_MODELFILE = "corpus/ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
-CHAR_OF_INT = '{{ range .Messages }}{{ printf "%q" (len .Content) }}{{ end }}'  # (refused)
+CHAR_OF_INT = '{{ range .Messages }}{{ printf "%[1]s" .Content }}{{ end }}'  # (refused)
 
 MODELFILE = '''FROM {__FILE_LOCATION__}
 TEMPLATE """{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}{__EOS_TOKEN__}A:{{ .Response }}"""
@@ -102,7 +102,8 @@ def test_each_template_gets_an_honest_row(corpus: Path) -> None:
     assert copy.same_as == "mini/a/chatml.gotmpl" and copy.cases == chatml.cases
     refused = rows["mini/a/char.gotmpl"]
     assert refused.status == NOT_TRANSLATED
-    assert re.match(r"mini/a/char\.gotmpl:1:\d+: printf '%q': '%q' of a int", refused.reason)
+    assert re.match(r"mini/a/char\.gotmpl:1:\d+: printf '%\[1\]s': an explicit argument index",
+                    refused.reason)
     assert refused.cases == 0
     assert rows["mini/a/broken.gotmpl"].status == INVALID
     legacy = rows["mini/b/Modelfile#TEMPLATE"]
@@ -226,7 +227,7 @@ SAME_TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}<ass
 UNTRANSLATABLE_MODELFILE = '''# a comment line
 FROM x
 TEMPLATE """{{ range .Messages }}
-{{ printf "%q" (len .Content) }}{{ end }}"""
+{{ printf "%[1]s" .Content }}{{ end }}"""
 '''
 
 
@@ -285,8 +286,9 @@ def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> N
                                          engines=["jinja2"])}
     refused = rows["mf/char.Modelfile#TEMPLATE"]
     assert refused.status == NOT_TRANSLATED
-    # `index` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
-    assert refused.reason.startswith("mf/char.Modelfile:4:4: printf '%q': '%q' of a int"), \
+    # `printf` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
+    assert refused.reason.startswith("mf/char.Modelfile:4:4: printf '%[1]s': an explicit "
+                                     "argument index"), \
         refused.reason
 
 

@@ -286,8 +286,8 @@ def test_generator_findings_are_translated_exactly(name: str) -> None:
 
 
 @pytest.mark.parametrize("source", [
-    '{{ range .Messages }}{{ printf "%#x" .Content }}{{ end }}',  # hex bytes with a 0x prefix
-    '{{ range .Messages }}{{ printf "%q" (len .Content) }}{{ end }}',  # a number's character
+    '{{ range .Messages }}{{ printf "%#v" . }}{{ end }}',  # Go syntax of a message
+    '{{ range .Messages }}{{ printf "%[1]s" .Content }}{{ end }}',  # an argument index
     # a legacy template's variable holding an int and a string (slow run, seed 13, 2026-12-03)
     "{{- range $x := 0 -}}{{- $x = . | print -}}{{- end -}}",
 ])

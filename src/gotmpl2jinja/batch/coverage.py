@@ -93,6 +93,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("`printf \"%s\"`", '{{ printf "%s" X }}'),
     Construct("`printf \"%d\"`", '{{ printf "%d" X }}'),
     Construct("`printf \"%q\"`", '{{ printf "%q" X }}'),
+    Construct("`printf \"%c\"`", '{{ printf "%c" X }}'),
+    Construct("`printf \"%U\"`", '{{ printf "%U" X }}'),
     Construct("`printf \"%5.2f\"`", '{{ printf "%5.2f" X }}'),
     Construct("`printf \"%-6s.\"`", '{{ printf "%-6s." X }}'),
     Construct("`printf \"%x\"`", '{{ printf "%x" X }}'),
@@ -225,9 +227,11 @@ def markdown(cells: dict[tuple[str, str], Cell], command: str, engines: Iterable
     lines += ["", "| function | result |", "|---|---|"]
     for construct in NULLARY:
         lines.append(f"| {construct.label} | {_mark(cells[(construct.label, '—')], reasons)} |")
-    lines += ["", f"**{summary(cells)}**", "",
-              "## Reasons for refusal", "",
-              "(`T` stands for the operand's Go type.)", "",
+    lines += ["", f"**{summary(cells)}**", "", "## Reasons for refusal", ""]
+    if not reasons:
+        lines.append("None: every cell translates and is verified.")
+        return "\n".join(lines) + "\n"
+    lines += ["(`T` stands for the operand's Go type.)", "",
               "| | reason | cells |", "|---|---|---|"]
     counts: dict[str, int] = {}
     for cell in cells.values():

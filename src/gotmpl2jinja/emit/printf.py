@@ -36,21 +36,29 @@ _TOOL_SHAPES = {
 }
 
 
-#: Why a verb is refused for a string or a composite: %q needs Go's table of printable characters
-#: (unicode.IsPrint) or a character from any code point; %x of a float known only at run time
-#: is not computed; %x with `#` or a space is not translated.
-_NO_CHARACTERS = {
-    ("q", "string"): "with a flag other than `-`, Go backquotes (`#`) or writes ASCII only "
-                     "(`+`) (not translated)",
-    ("q", "int"): "Go prints the character of that code point, which @huggingface/jinja "
-                  "cannot write from a number",
-    ("q", "uint8"): "Go prints the character of that code point, which @huggingface/jinja "
-                    "cannot write from a number",
-    ("x", "string"): "with a flag other than `-`, Go's fmtSbx spaces or prefixes the bytes "
-                     "(not translated)",
-    ("q", "composite"): "a tool call's Index inside prints as the quoted character of its code "
-                        "point, which @huggingface/jinja cannot write from a number",
+#: Why %x, %X or %q with a flag other than `-` is refused for a composite value (a message,
+#: its calls, a decoded-JSON value): fmt prints every field with the flags.
+_FLAGGED_COMPOSITE = ("with a flag other than `-`, which fmt applies to each field (not "
+                      "translated)")
+
+
+#: What %T prints for the template's own types (reflect's names: Ollama's package `template`
+#: for messages and calls, `api` for its API types). The tool shapes are left out: the reference
+#: renderer's are its own generic types, so their names cannot be checked against Go.
+_TYPE_NAMES = {
+    GoType.ROOT: "map[string]interface {}", GoType.MESSAGES: "[]*template.templateMessage",
+    GoType.MESSAGE: "*template.templateMessage",
+    GoType.TOOL_CALLS: "[]template.templateToolCall",
+    GoType.TOOL_CALL: "template.templateToolCall",
+    GoType.CALL_FUNCTION: "template.templateToolCallFunction",
+    GoType.ARGS: "template.templateArgs", GoType.IMAGES: "[]api.ImageData",
+    GoType.PROPERTY: "api.ToolProperty", GoType.PROPERTY_TYPE: "api.PropertyType",
+    GoType.STRINGS: "[]string", GoType.ANYS: "[]interface {}",
 }
+
+
+#: The flags printf translates for a float64 (`#` keeps zeros fmtFloat counts: not translated).
+_FLOAT_FLAGS = {"-", "+", " ", "0"}
 
 
 def _fmt_args(verb: Verb) -> str:
@@ -120,11 +128,21 @@ class Printf:
         if type_name is None:
             if verb.verb == "v" and verb.plain:  # fmt's %v is what Sprint prints
                 return self.text(arg, node, sprint=True)
+            if verb.verb == "T" and arg.type in _TYPE_NAMES:
+                return self.padded(const_expr(_TYPE_NAMES[arg.type]), verb, zero=True)
+            if verb.verb == "T" and arg.type == GoType.ANY:  # the kind decoded JSON holds
+                v = arg.wrap(COMPARE)
+                return self.padded(Expr(
+                    f"'<nil>' if {v} is not defined or {v} is none else 'bool' if {v} is "
+                    f"boolean else 'string' if {v} is string else 'float64' if {v} is number "
+                    f"else 'map[string]interface {{}}' if {v} is mapping else '[]interface {{}}'",
+                    GoType.STRING, COND, stable=arg.stable, loop=arg.loop), verb, zero=True)
             if arg.type in STRINGERS and (verb.verb in "vs" and not verb.has("#")
-                                          or verb.verb in "xXq" and set(verb.flags) <= {"-"}):
+                                          or verb.verb in "xXq"):
                 # String() (fmt calls it for %v %s %x %X %q), then the verb as for a string
-                # (`+` means nothing there)
-                return self.printf_value(replace(verb, flags=verb.flags.replace("+", "")),
+                # (`+` means nothing there but for %q)
+                flags = verb.flags if verb.verb == "q" else verb.flags.replace("+", "")
+                return self.printf_value(replace(verb, flags=flags),
                                          self.text(arg, node, sprint=True), "string", fmt,
                                          node, sharp_v=False)
             if arg.type == GoType.MESSAGES and verb.verb in "vbodxX" and not verb.has("#"):
@@ -147,10 +165,7 @@ class Printf:
                 if composite is not None:
                     return composite
             if verb.verb in "xXq" and not set(verb.flags) <= {"-"}:
-                why = _NO_CHARACTERS[(verb.verb.lower(), "string")]
-            elif verb.verb == "q" and arg.type in (GoType.MESSAGE, GoType.TOOL_CALL,
-                                                   GoType.TOOL_CALLS):
-                why = _NO_CHARACTERS[(verb.verb.lower(), "composite")]
+                why = _FLAGGED_COMPOSITE
             else:
                 why = "not supported"
             raise self.error(f"printf verb %{verb.verb} with a {arg.type.value} operand: "
@@ -189,8 +204,8 @@ class Printf:
                         f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
                         GoType.STRING, COND, stable=arg.stable, loop=arg.loop)
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE) \
-                and verb.verb not in "sdvfFeEgGtxX":
-            return None  # a call's Index is an int: %o, %c, %U print it in their own way
+                and verb.verb not in "sdvfFeEgGtxXqcUoO":
+            return None  # (%b: the arguments' JSON numbers would print as %b of a float64)
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
             self.macros.add(macro)
@@ -205,7 +220,7 @@ class Printf:
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
         if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "do"
-                                  or verb.verb in "fFeEgG"
+                                  or verb.verb in "fFeEgGcU"
                                   or t == GoType.PROPERTY and verb.verb in "svqxX"):
             # String() is only for %s %v %x %X %q, and an api.ToolProperty has none; a nil
             # nested-properties pointer prints as fmtPointer prints it (go_fmt_property)
@@ -218,9 +233,8 @@ class Printf:
     def printf_value(self, verb: Verb, arg: Expr, type_name: str, fmt: str, node: nodes.Node,
                      *, sharp_v: bool) -> Expr:
         """A verb that is valid for the operand's type (fmtBoolean, fmtInteger, fmtString)."""
-        why = _NO_CHARACTERS.get((verb.verb.lower(), type_name), "not supported")
-        unsupported = self.error(f"printf {fmt!r}: {verb.source!r} of a {type_name}: {why}",
-                                 node)
+        unsupported = self.error(f"printf {fmt!r}: {verb.source!r} of a {type_name}: not "
+                                 "supported", node)
         if type_name == "bool":
             return self.padded(self.text(arg, node, sprint=True), verb, zero=True)
         if type_name in ("int", "uint8") and verb.verb in "dvboOxX":
@@ -233,10 +247,13 @@ class Printf:
                     f"{runtime.literal(verb.flags)}, {_or_minus_one(verb.width)}, "
                     f"{_or_minus_one(verb.precision)})")
             return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
-        quote = verb.verb == "q" and set(verb.flags) <= {"-"}
+        if type_name in ("int", "uint8") and verb.verb in "cqU":
+            return self.printf_rune(verb, arg)
+        quote = verb.verb == "q"
         if type_name == "string" and (verb.verb in "vs" and not sharp_v or quote):
             # fmtS / fmtQ: the first runes, for %q strconv.Quote of them (Go's table of
-            # printable characters in the runtime), then the padding by runes
+            # printable characters in the runtime; `+` QuoteToASCII, `#` backquoted when
+            # strconv.CanBackquote), then the padding by runes (zeros for `0`)
             if verb.precision is not None:
                 if arg.is_const:
                     arg = const_expr(str(arg.const)[:verb.precision])
@@ -244,9 +261,14 @@ class Printf:
                     self.macros.add("go_truncate")
                     arg = Expr(f"go_truncate({arg.code}, {verb.precision})", GoType.STRING,
                                stable=arg.stable, loop=arg.loop)
-            if quote:
+            mode = runtime.literal("q+" if verb.has("+") else "q")
+            if quote and verb.has("#"):
+                self.macros.add("go_quote")
+                arg = Expr(f"go_quote({arg.code}, {mode}, true)", GoType.STRING,
+                           stable=arg.stable, loop=arg.loop)
+            elif quote:
                 self.macros.add("go_escape_runes")
-                arg = Expr(f"'\"' ~ go_escape_runes({arg.code}, 'q') ~ '\"'", GoType.STRING,
+                arg = Expr(f"'\"' ~ go_escape_runes({arg.code}, {mode}) ~ '\"'", GoType.STRING,
                            CONCAT, stable=arg.stable, loop=arg.loop)
             if verb.width is None:
                 return arg
@@ -257,8 +279,15 @@ class Printf:
                         f"{'true' if verb.has('-') else 'false'}, "
                         f"{'true' if verb.has('0') else 'false'})", GoType.STRING,
                         stable=arg.stable, loop=arg.loop)
-        if type_name == "string" and verb.verb in "xX" and set(verb.flags) <= {"-"}:
-            # fmtSbx: the first `precision` UTF-8 bytes in hex, padded to the width
+        if type_name == "string" and verb.verb in "xX":
+            # fmtSbx: the first `precision` UTF-8 bytes in hex (`#` 0x before them, a space
+            # between them; both: 0x before each), padded to the width (zeros for `0`)
+            if not set(verb.flags) <= {"-", "+"}:
+                self.macros.add("go_hex_string")
+                flags = [verb.has("#"), verb.has(" "), verb.has("0") and not verb.has("-")]
+                return Expr(f"go_hex_string({arg.code}, {_fmt_args(verb)}, "
+                            + ", ".join("true" if f else "false" for f in flags) + ")",
+                            GoType.STRING, stable=arg.stable, loop=arg.loop)
             if arg.is_const:
                 data = str(arg.const).encode("utf-8")[:verb.precision]
                 return self.padded(const_expr(data.hex().upper() if verb.verb == "X"
@@ -268,9 +297,9 @@ class Printf:
                         stable=arg.stable, loop=arg.loop)
         if type_name == "float64" and verb.verb == "v" and verb.plain:
             return self.text(arg, node, sprint=True)
-        if type_name == "float64" and verb.verb == "v" and set(verb.flags) <= {"-"} \
-                and verb.precision is None:  # %v's digits, padded (`0` would pad after a sign)
-            return self.padded(self.text(arg, node, sprint=True), verb, zero=False)
+        if type_name == "float64" and verb.verb == "v" and set(verb.flags) <= _FLOAT_FLAGS \
+                and verb.precision is None:  # %v's digits, signed and padded
+            return self.signed(self.text(arg, node, sprint=True), verb)
         if type_name == "float64" and arg.is_const and verb.verb in "xX" \
                 and verb.precision is None and not verb.has("#"):
             return const_expr(_go_hex_float(float(arg.const), verb))  # type: ignore[arg-type]
@@ -282,15 +311,60 @@ class Printf:
                 + ("" if verb.precision is None else f".{verb.precision}") + verb.verb.lower()
             text = spec % float(arg.const)  # type: ignore[arg-type]
             return const_expr(text.upper() if verb.verb == "E" else text)
-        if type_name == "float64" and verb.verb in "fFeEgGv" and set(verb.flags) <= {"-"}:
+        if type_name == "float64" and verb.verb in "fFeEgGv" and set(verb.flags) <= _FLOAT_FLAGS:
             # known only at run time: strconv's exact rounding in the runtime (%v is %g)
             self.macros.update(("go_fmt_float", "go_pad"))
             prec = (verb.precision if verb.precision is not None
                     else 6 if verb.verb in "fFeE" else -1)
             text = Expr(f"go_fmt_float({arg.code}, {runtime.literal(verb.verb.replace('v', 'g'))}"
                         f", {prec})", GoType.STRING, stable=arg.stable, loop=arg.loop)
-            return self.padded(text, verb, zero=False)
+            return self.signed(text, verb)
         raise unsupported
+
+    def signed(self, text: Expr, verb: Verb) -> Expr:
+        """A float's text (ASCII) as fmtFloat finishes it: `+` writes a plus sign, a space
+        (` `) a space in its place, `0` pads with zeros after the sign; padded to the width."""
+        if not set(verb.flags) & {"+", " ", "0"}:
+            return self.padded(text, verb, zero=False)
+        self.macros.add("go_pad_number")
+        flags = [verb.has("+"), verb.has(" "), verb.has("-"),
+                 verb.has("0") and not verb.has("-")]
+        plus, space, minus, zero = ("true" if f else "false" for f in flags)
+        return Expr(f"go_pad_number({text.code}, {plus}, {space}, {_or_minus_one(verb.width)}, "
+                    f"{minus}, {zero})", GoType.STRING, stable=text.stable, loop=text.loop)
+
+    def printf_rune(self, verb: Verb, arg: Expr) -> Expr:
+        """%c, %q and %U of an integer (fmtC, fmtQc, fmtUnicode): its rune written, quoted or
+        numbered (runtime.go_char, go_unicode; U+FFFD past the runes), padded by runes: %c and
+        %q with zeros for `0`, %U never; `+` quotes in ASCII, `#` adds the rune to %U, a
+        precision gives %U its digits and nothing else."""
+        minus = "true" if verb.has("-") else "false"
+        if verb.verb == "U":
+            self.macros.add("go_unicode")
+            sharp = verb.has("#")
+            text = Expr(f"go_unicode({arg.code}, {_or_minus_one(verb.precision)}, "
+                        f"{'true' if sharp else 'false'})", GoType.STRING, stable=arg.stable,
+                        loop=arg.loop)
+            if verb.width is None:
+                return text
+            pad = "go_pad_string" if sharp else "go_pad"
+            self.macros.add(pad)
+            return Expr(f"{pad}({text.code}, {verb.width}, {minus}, false)", GoType.STRING,
+                        stable=arg.stable, loop=arg.loop)
+        self.macros.add("go_char")
+        mode = "c" if verb.verb == "c" else "q+" if verb.has("+") else "q"
+        text = Expr(f"go_char({arg.code}, {runtime.literal(mode)})", GoType.STRING,
+                    stable=arg.stable, loop=arg.loop)
+        if verb.width is None:
+            return text
+        zero = verb.has("0") and not verb.has("-")
+        if verb.verb == "c":  # one rune: the fill is known
+            fill = const_expr(("0" if zero else " ") * max(0, verb.width - 1))
+            return self.concat([text, fill] if verb.has("-") else [fill, text])
+        self.macros.add("go_pad_string")
+        return Expr(f"go_pad_string({text.code}, {verb.width}, {minus}, "
+                    f"{'true' if zero else 'false'})", GoType.STRING, stable=arg.stable,
+                    loop=arg.loop)
 
     def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
         """`text` (ASCII, or a constant) padded to the directive's width as fmt.pad does

@@ -1,13 +1,16 @@
 """Runtime macros that read a string's characters as numbers: code points, UTF-8 bytes, and
-the escapes Go writes by them (urlquery, printf's %x and %q, js).
+the escapes Go writes by them (urlquery, printf's %x and %q, js); and back: the character of
+a number (printf's %c, %q and %U of an integer).
 
 No engine gives a template a character's code point or bytes directly, so each family of
 engines is read its own way (the `'😀'|length` probe tells them apart): where |length counts
 bytes (llama.cpp, minja) a byte's value is its place in @NON_ASCII@; on hf.js a code point
 comes from tojson(ensure_ascii); on jinja2 and minijinja from halving against
-`'%c'|format(n)`; printable ASCII by its place in a literal, and the control characters (which
-no macro source holds) by their tojson escape. Every branch is verified against Go on the
-engines that take it.
+`'%c'|format(n)`; printable ASCII by its place in a literal, and the control characters by
+their tojson escape. The way back: `'%c'|format(n)` on jinja2 and minijinja, UTF-8 bytes cut
+from @NON_ASCII@ where |length counts bytes, and on hf.js, which has no function for it, a
+table of the BMP's characters and one of UTF-16 halves. Every branch is verified against Go on
+the engines that take it.
 
 May depend on: `emit.runtime.library`, `emit.runtime.printable`.
 """
@@ -181,10 +184,12 @@ _define(
 )
 
 _define(
-    "go_hex_string", "s, verb, width, minus, prec",
-    "Go fmt's %x / %X of the string `s` (fmt.fmtSbx, no flag but `-`): two hex digits for "
-    "each UTF-8 byte (`verb` x: lower case), the first `prec` bytes only (-1: all), padded "
-    "with spaces to `width` (-1: none). Bytes as go_query_escape finds them.",
+    "go_hex_string", "s, verb, width, minus, prec, sharp=false, space=false, zero=false",
+    "Go fmt's %x / %X of the string `s` (fmt.fmtSbx): two hex digits for each UTF-8 byte "
+    "(`verb` x: lower case), the first `prec` bytes only (-1: all); `space` (% x) puts a "
+    "space between bytes, `sharp` (%#x) `0x` before them (before each with `space`); padded "
+    "to `width` (-1: none) with spaces, or zeros for `zero` (%0x, not with `-`), an empty "
+    "string all padding. Bytes as go_query_escape finds them.",
     """
 {%- set unit = @UNIT@ -%}
 {%- set out -%}
@@ -200,7 +205,17 @@ _define(
 {%- endfor -%}
 {%- endset -%}
 {%- set out = out if verb == 'x' else out|upper -%}
-{{- go_pad(out[:2 * prec] if prec >= 0 else out, width, minus, false) -}}
+{%- set out = out[:2 * prec] if prec >= 0 else out -%}
+{%- if out != '' and (sharp or space) -%}
+{%- set head = '0' ~ verb if sharp else '' -%}
+{%- set ns = namespace(t='') -%}
+{%- for i in range(((out|length) / 2)|int if space else 1) -%}
+{%- set ns.t = ns.t ~ (' ' if i > 0 else '') ~ (head if i == 0 or space else '')
+    ~ (out[2 * i:2 * i + 2] if space else out) -%}
+{%- endfor -%}
+{%- set out = ns.t -%}
+{%- endif -%}
+{{- go_pad(out, width, minus, zero) -}}
 """.replace("@UTF8@", _UTF8).replace("@HEX2@", _hex2("b", "0123456789abcdef")),
     ("go_pad", "_go_char_value"),
 )
@@ -211,15 +226,19 @@ _JS_ASCII = {"\\": "\\\\", "'": "\\'", '"': '\\"', "<": "\\u003C", ">": "\\u003E
              "&": "\\u0026", "=": "\\u003D"}
 _Q_ASCII = {'"': '\\"', "\\": "\\\\"}
 _Q_CONTROLS = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
+#: strconv.QuoteRune's: the quote is `'`, and `"` stays as it is.
+_Q_RUNE_ASCII = {"'": "\\'", "\\": "\\\\"}
 
 
 def _ascii_escape(mode: str) -> str:
-    """Jinja for Go's escape of `c` (code point `v`, ASCII) in js or %q."""
+    """Jinja for Go's escape of `c` (code point `v`, ASCII) in js, %q of a string (`q`) or
+    of a rune (`rune`)."""
     if mode == "js":
         chain = [f"{literal(e)} if c == {literal(ch)}" for ch, e in _JS_ASCII.items()]
         chain.append(f"'\\\\u00' ~ {_hex2('v', '0123456789ABCDEF')} if v < 32")
     else:
-        chain = [f"{literal(e)} if c == {literal(ch)}" for ch, e in _Q_ASCII.items()]
+        table = _Q_RUNE_ASCII if mode == "rune" else _Q_ASCII
+        chain = [f"{literal(e)} if c == {literal(ch)}" for ch, e in table.items()]
         chain += [f"{literal(e)} if v == {n}" for n, e in _Q_CONTROLS.items()]
         chain.append(f"'\\\\x' ~ {_hex2('v', '0123456789abcdef')} if v < 32 or v == 127")
     return "(" + " else ".join(chain) + " else c)"
@@ -230,7 +249,7 @@ _define(
     "Internal: the character `r` (code point `cp`, past ASCII) as js (`mode` 'js') or %q "
     "('q') writes it: as it is when Go's unicode.IsPrint takes it (an odd number of `table`'s "
     "boundaries at or below `cp`, found by halving; `table` holds them as seven digits each), "
-    "else js's `\\\\u%04X`, %q's `\\\\u%04x` or `\\\\U%08x`.",
+    "else js's `\\\\u%04X`, %q's `\\\\u%04x` or `\\\\U%08x`; %+q ('q+') always by number.",
     """
 {%- set b = namespace(lo=0, hi=((table|length) / 7)|int) -%}
 {%- for t in range(11) -%}
@@ -240,7 +259,7 @@ _define(
 {%- else -%}{%- set b.hi = mid -%}{%- endif -%}
 {%- endif -%}
 {%- endfor -%}
-{%- if b.lo % 2 == 1 -%}{{- r -}}
+{%- if b.lo % 2 == 1 and mode != 'q+' -%}{{- r -}}
 {%- elif mode == 'js' -%}{{- '\\\\u' ~ go_int(cp, 'X', '', -1, 4) -}}
 {%- elif cp < 65536 -%}{{- '\\\\u' ~ go_int(cp, 'x', '', -1, 4) -}}
 {%- else -%}{{- '\\\\U' ~ go_int(cp, 'x', '', -1, 8) -}}
@@ -252,9 +271,10 @@ _define(
 _define(
     "go_escape_runes", "s, mode",
     "The string `s` escaped rune by rune as Go's js (`mode` 'js': template.JSEscapeString) or "
-    "%q ('q': strconv.Quote, without the quotes) escapes it: ASCII by its own table (a "
-    "control character by number), a character past ASCII as it is when unicode.IsPrint "
-    "takes it (Go's table, runtime.printable), else by its code point. Where |length counts "
+    "%q ('q': strconv.Quote, without the quotes; 'q+': QuoteToASCII) escapes it: ASCII by its "
+    "own table (a control character by number), a character past ASCII as it is when "
+    "unicode.IsPrint takes it (Go's table, runtime.printable; never for 'q+'), else by its "
+    "code point. Where |length counts "
     "bytes a rune is decoded from its lead byte and the bytes after it.",
     """
 {%- set unit = @UNIT@ -%}
@@ -288,4 +308,115 @@ _define(
     .replace("@JS_ASCII@", _ascii_escape("js")).replace("@Q_ASCII@", _ascii_escape("q"))
     .replace("@PRINTABLE_ASCII@", _PRINTABLE_ASCII),
     ("_go_char_value", "_go_rune_escape"),
+)
+
+#: Every character of the BMP past ASCII but the surrogates (U+0080..U+D7FF, U+E000..U+FFFF),
+#: in order: on @huggingface/jinja, where nothing makes a character from a number, a code point's
+#: character is cut from it (188 KB; every engine reads it as one token, in a branch only hf.js
+#: takes).
+_BMP = literal("".join(map(chr, range(0x80, 0xD800))) + "".join(map(chr, range(0xE000, 0x10000))))
+#: 1,024 characters past the BMP whose UTF-16 halves are every high surrogate (character j's
+#: first unit is D800 + j) and every low one (its second, DC00 + j): on hf.js `s[i]` is one
+#: UTF-16 unit, and two halves joined are the character.
+_PAIRS = literal("".join(chr(0x10000 + j * 1025) for j in range(1024)))
+#: The ASCII control characters (U+0000..U+001F) and DEL, in order: the one literal of the
+#: runtime that holds control characters (for %c and %#q; a NUL in a template keeps its raises
+#: apart, emit.translator).
+CONTROL_CHARACTERS = literal("".join(map(chr, range(32))) + "\x7f")
+#: The place in @NON_ASCII@ of the byte `b` past ASCII (where |length counts bytes): the inverse
+#: of _byte_value.
+_BYTE_PLACE = ("(2 * (b - 128) + 1 if b < 192 else 0 if b == 194 else 128 + 2 * (b - 195)"
+               " if b < 224 else 186 + 3 * (b - 224) if b < 240 else 234 + 4 * (b - 240))")
+
+_define(
+    "_go_rune_text", "v, unit",
+    "Internal: the character of the code point `v` (past ASCII, not a surrogate, at most "
+    "U+10FFFF): `'%c'|format(v)` where |length counts code points (unit 1); its UTF-8 bytes, "
+    "each cut from @NON_ASCII@, where it counts bytes (4); on hf.js (2) cut from a table of "
+    "the BMP, or joined from two UTF-16 halves cut from a table of pairs. Written first in a "
+    "template, and the table first in it (`leading`).",
+    """
+{%- if unit == 2 and v < 65536 -%}{{- @BMP@[v - (128 if v < 55296 else 2176)] -}}
+{%- elif unit == 1 -%}{{- '%c'|format(v) -}}
+{%- elif unit == 4 -%}
+{%- for b in @UTF8@ -%}{%- set p = @BYTE_PLACE@ -%}{{- @NON_ASCII@[p:p + 1] -}}{%- endfor -%}
+{%- else -%}
+{%- set u = v - 65536 -%}
+{{- @PAIRS@[2 * ((u / 1024)|int)] ~ @PAIRS@[2 * (u % 1024) + 1] -}}
+{%- endif -%}
+""".replace("@UTF8@", _UTF8).replace("@BYTE_PLACE@", _BYTE_PLACE).replace("@BMP@", _BMP)
+    .replace("@PAIRS@", _PAIRS),
+    leading=True,
+)
+
+_define(
+    "go_char", "n, mode",
+    "The rune of the integer `n` as fmt writes it (U+FFFD for a negative number, a surrogate or "
+    "one past U+10FFFF): `mode` 'c' as it is (%c), 'q' quoted by strconv.QuoteRune (%q: "
+    "printable as it is but `'` and `\\`, else escaped by number), 'q+' by "
+    "QuoteRuneToASCII (%+q: past ASCII always by number), 'U' the rune %#U appends (empty "
+    "unless n is a rune unicode.IsPrint takes).",
+    """
+{%- set unit = @UNIT@ -%}
+{%- set valid = n >= 0 and n < 1114112 and (n < 55296 or n > 57343) -%}
+{%- set v = n if valid else 65533 -%}
+{%- if v >= 128 -%}
+{%- set c = _go_rune_text(v, unit) if mode != 'q+' else '' -%}
+{%- set e = _go_rune_escape(c, v, 'q', @PRINTABLE@) if mode != 'q+' else '\\\\u'
+    ~ go_int(v, 'x', '', -1, 4) if v < 65536 else '\\\\U' ~ go_int(v, 'x', '', -1, 8) -%}
+{{- c if mode == 'c' else c if mode == 'U' and valid and e == c else ''
+    if mode == 'U' else "'" ~ e ~ "'" -}}
+{%- else -%}
+{%- set c = @PRINTABLE_ASCII@[v - 32:v - 31] if v >= 32 and v < 127 else '' -%}
+{%- if mode[:1] == 'q' -%}{{- "'" ~ @RUNE_ASCII@ ~ "'" -}}
+{%- elif c != '' -%}{{- c -}}
+{%- elif mode == 'c' -%}{%- set k = v if v < 32 else 32 -%}{{- @CONTROLS@[k:k + 1] -}}
+{%- endif -%}
+{%- endif -%}
+""".replace("@PRINTABLE@", _PRINTABLE).replace("@PRINTABLE_ASCII@", _PRINTABLE_ASCII)
+    .replace("@RUNE_ASCII@", _ascii_escape("rune")).replace("@CONTROLS@", CONTROL_CHARACTERS),
+    ("_go_rune_text", "_go_rune_escape", "go_int"),
+)
+
+_define(
+    "go_unicode", "n, prec, sharp",
+    "fmt's %U of the integer `n` (fmtUnicode): `U+` and its hex digits (upper case, at least "
+    "`prec`, 4 at least), a negative number as the uint64 it converts to; with `sharp` (%#U) "
+    "then ` 'c'` when it is a rune unicode.IsPrint takes (go_char).",
+    """
+{%- if n >= 0 -%}{%- set h = go_int(n, 'X', '', -1, prec if prec > 4 else 4) -%}
+{%- else -%}
+{%- set hi = ((n + 1) / 4294967296)|int - 1 -%}
+{%- set h = go_int(4294967296 + hi, 'X', '', -1, 8)
+    ~ go_int(n - hi * 4294967296, 'X', '', -1, 8) -%}
+{%- endif -%}
+{%- set c = go_char(n, 'U') if sharp else '' -%}
+{{- 'U+' ~ h ~ (" '" ~ c ~ "'" if c != '' else '') -}}
+""",
+    ("go_int", "go_char"),
+)
+
+_define(
+    "go_can_backquote", "s",
+    "Go's strconv.CanBackquote of the string `s` (%#q backquotes it when true): no backquote, "
+    "no control character but the tab, no DEL and no U+FEFF. `1` or `` (empty).",
+    """
+{%- set ns = namespace(ok=not ('`' in s or @BOM@ in s)) -%}
+{%- for k in range(33) -%}
+{%- if ns.ok and k != 9 and @CONTROLS@[k:k + 1] in s -%}{%- set ns.ok = false -%}{%- endif -%}
+{%- endfor -%}
+{{- '1' if ns.ok else '' -}}
+""".replace("@CONTROLS@", CONTROL_CHARACTERS).replace("@BOM@", literal("\ufeff")),
+)
+
+_define(
+    "go_quote", "s, mode, sharp",
+    "Go fmt's %q of the string `s` (fmtQ, after the precision): with `sharp` (%#q) in "
+    "backquotes when go_can_backquote, else quoted by go_escape_runes (`mode` 'q', or 'q+' "
+    "for %+q).",
+    """
+{%- if sharp and go_can_backquote(s) -%}{{- '`' ~ s ~ '`' -}}
+{%- else -%}{{- '"' ~ go_escape_runes(s, mode) ~ '"' -}}{%- endif -%}
+""",
+    ("go_can_backquote", "go_escape_runes"),
 )

@@ -258,6 +258,22 @@ _define(
 )
 
 _define(
+    "go_pad_number", "s, plus, space, width, minus, zero",
+    "Go fmt's sign and padding of a float's text `s` (fmtFloat): a `-` it has, else `+` for "
+    "`plus` or a space for `space`; padded with spaces to `width` (-1: none), on the right for "
+    "`minus`, or with zeros between the sign and the digits for `zero`.",
+    """
+{%- set neg = s[:1] == '-' -%}
+{%- set sign = '-' if neg else '+' if plus else ' ' if space else '' -%}
+{%- set body = s[1:] if neg else s -%}
+{%- if zero and width > (sign ~ body)|length -%}{{- sign ~ go_pad(body, width - sign|length, false,
+    true) -}}
+{%- else -%}{{- go_pad(sign ~ body, width, minus, false) -}}{%- endif -%}
+""",
+    ("go_pad",),
+)
+
+_define(
     "go_pad_string", "s, width, minus, zero",
     "Go fmt's padding of a string (fmt.padString): `s` padded to `width` runes with spaces on "
     "the left, on the right when `minus`, with zeros when `zero` and not `minus`.",

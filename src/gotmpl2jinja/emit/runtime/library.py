@@ -310,6 +310,8 @@ _STR = "({s}|tojson if plain or " + _TOJSON_IS_GO + " else json_string({s}))"
 #: Where a macro's body defines its inner helpers (see `_define`).
 _INNER = "{#- @INNER@ -#}"
 _INNERS: dict[str, tuple[str, ...]] = {}
+#: Macros written before all others (see `_define`'s `leading`).
+_LEADING: set[str] = set()
 
 
 def _in_call_order(names: Iterable[str], deps: dict[str, tuple[str, ...]]) -> list[str]:
@@ -328,13 +330,17 @@ def _in_call_order(names: Iterable[str], deps: dict[str, tuple[str, ...]]) -> li
 
 
 def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] = (),
-            inner: tuple[str, ...] = ()) -> None:
+            inner: tuple[str, ...] = (), *, leading: bool = False) -> None:
     """Register a runtime macro. `inner`: helpers (with theirs) that only this macro calls,
     defined inside its body where `_INNER` stands, which is in the branch that needs them.
     Why: on llama.cpp every macro call and every loop step copies every variable in scope, a
     top-level macro included, so a helper at the top costs each render; inside, only the
     calls that use it (all six engines define and call nested macros alike: a probe in
-    tests/test_portability.py)."""
+    tests/test_portability.py). `leading`: a macro without dependencies that holds a long
+    literal, written first: minja's parser searches the rest of the template for each token,
+    so every token before a long literal pays for its length (one of 188 KB behind a hundred
+    macro lines: 7.5 s to load; measured 2026-12-04)."""
+    assert not (leading and deps), name
     body = body.replace("@PARAMETER_FIELDS@", _PARAMETER_FIELDS)
     body = _JSON_VALUE_OF_NAME.sub(_json_value_inline, body)
     body = _JSON_STRING_OF_NAME.sub(_json_string_inline, body)
@@ -358,6 +364,8 @@ def _define(name: str, params: str, doc: str, body: str, deps: tuple[str, ...] =
     _DOCS[name] = doc
     _DEPS[name] = deps
     _PARAMS[name] = tuple(p.strip() for p in params.split(",") if p.strip())
+    if leading:
+        _LEADING.add(name)
     MACROS[name] = Macro(name=name, params=_PARAMS[name], doc=_DOCS[name],
                          source=_SOURCES[name], deps=_DEPS[name],
                          inner=_INNERS.get(name, ()))
@@ -377,10 +385,13 @@ def macro_source(names: Iterable[str]) -> str:
     """Jinja source of the macros named and their dependencies, ready to paste at the top.
 
     Dependencies come first (jinja2 resolves macro names at call time anyway, but a reader
-    should meet a macro before its use). The result starts with `{%-` and ends with `-%}`: it
-    writes nothing itself and strips whitespace on both sides on every engine.
+    should meet a macro before its use), and before them the `leading` ones. The result
+    starts with `{%-` and ends with `-%}`: it writes nothing itself and strips whitespace on
+    both sides on every engine.
     """
-    return "\n".join(MACROS[name].source for name in _closure(names))
+    order = _closure(names)
+    order = [n for n in order if n in _LEADING] + [n for n in order if n not in _LEADING]
+    return "\n".join(MACROS[name].source for name in order)
 
 
 #: The comment lines around the runtime macros in an emitted template.

@@ -137,9 +137,11 @@ _define(
 
 _define(
     "go_fmt_int", "n, verb, width, minus, prec",
-    "fmt of an int field (a tool call's Index, 0 when absent) for a verb of `sdvfFeEgGxX`: "
-    "its digits, zero-filled to `prec` (none at all for 0 with `prec` 0), padded; in hex for "
-    "`x` and `X` (go_int); for a verb other than `d`, `v`, `x` or `X` in `%!s(int=…)`.",
+    "fmt of an int field (a tool call's Index, 0 when absent) for a verb of "
+    "`sdvfFeEgGxXqcUoO`: its digits, zero-filled to `prec` (none at all for 0 with `prec` 0), "
+    "padded; in hex or octal for `x`, `X`, `o`, `O` (go_int); its rune for `c`, quoted for "
+    "`q` (go_char), `U+` and its hex for `U` (go_unicode), padded by runes; for another verb "
+    "in `%!s(int=…)`.",
     """
 {%- set d = print_int(n) -%}
 {%- if prec >= 0 -%}
@@ -149,11 +151,13 @@ _define(
     ~ go_pad('' if prec == 0 and a == '0' else a, prec, false, true) -%}
 {%- endif -%}
 {%- set t = go_pad(d, width, minus, false) -%}
-{{- go_int(n if n is defined and n is not none else 0, verb, '-' if minus else '', width,
-    prec) if verb in 'xX'
+{%- set v = n if n is defined and n is not none else 0 -%}
+{{- go_int(v, verb, '-' if minus else '', width, prec) if verb in 'xXoO'
+    else go_pad_string(go_char(v, verb) if verb in 'cq' else go_unicode(v, prec, false), width,
+    minus, false) if verb in 'cqU'
     else t if verb in 'dv' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
 """,
-    ("go_pad", "print_int", "go_int"),
+    ("go_pad", "print_int", "go_int", "go_char", "go_unicode", "go_pad_string"),
 )
 
 _define(
@@ -196,14 +200,14 @@ _define(
 
 _define(
     "go_fmt_tool_call", "c, verb, width, minus, prec, bare=false",
-    "fmt of one templateToolCall for a verb of `sdvfFeEgGxX`: `{ID {INDEX NAME ARGS}}`, each "
-    "field by itself; ARGS by String() (as a string) for `s`, `v`, `x`, `X`, as a map for the "
-    "others and when `bare` (inside a bad verb's value fmt calls no String method; `map[]` when "
-    "the call has none).",
+    "fmt of one templateToolCall for a verb of `sdvfFeEgGxXq`: `{ID {INDEX NAME ARGS}}`, "
+    "each field by itself; ARGS by String() (as a string) for `s`, `v`, `x`, `X`, `q`, as a "
+    "map for the others and when `bare` (inside a bad verb's value fmt calls no String "
+    "method; `map[]` when the call has none).",
     """
 {%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {%- set args = fn.arguments if fn.arguments is defined else none -%}
-{%- if bare or verb not in 'svxX' -%}
+{%- if bare or verb not in 'svxXq' -%}
 {%- set shown = 'map[]' if args is none else go_fmt_json(args, verb, width, minus, prec) -%}
 {%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus, prec) -%}
 {%- endif -%}
@@ -257,8 +261,8 @@ _define(
 )
 
 # ---------------------------------------------------------------------------------------------
-# printf's %d, %o, %f, %e, %g (with a width, `-`, and a precision but for %d and %o) of the tool
-# shapes, and %s of a property: none has a String method for those verbs, so
+# printf's %d, %o, %f, %e, %g, %c, %U (with a width, `-`, and a precision but for %d and %o) of
+# the tool shapes, and %s of a property: none has a String method for those verbs, so
 # fmt's printValue writes each struct field by field, every string and number with the verb
 # (go_fmt_string, go_fmt_json: a []string prints as a list of strings does), a nil `any` as
 # `<nil>`, a nil slice as `[]`, a nil map as `map[]`, and a property's nested-properties pointer
@@ -268,7 +272,8 @@ _define(
 
 _define(
     "go_fmt_property", "p, verb, width, minus, prec",
-    "fmt of an api.ToolProperty for verb `d`, `o`, `s`, `v` or `fFeEgG` (width -1: none): "
+    "fmt of an api.ToolProperty for verb `d`, `o`, `s`, `v`, `c`, `U` or `fFeEgG` (width -1: "
+    "none): "
     "`{[ANYOF…] [TYPE…] ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] "
     "[%!d(string=string)] <nil> %!d(string=) [] 0 []}`; for `s` and `v` TYPE by its String "
     "method; the nil nested-properties pointer as fmtPointer prints it: a number for `d` "
