@@ -52,7 +52,7 @@ PRINTF_FORMATS = ("%s", "%v", "%d", "%q", "%t", "%s|%v", "x%%y", "%5s", "%-3v", 
                   "<%s>", "%!", "%s %s", "%5d", "%-05d|", "%+x", "%#o", "%08.3X", "%.0d",
                   "%5t", "%05t", "%O", "%#b", "% d %d", "%.d", "%5.", "%5T", "%#v", "%+v",
                   "%.2s", "%-5.1v|", "%06s", "%c", "%U", "%#q", "%+q", "% x", "%-4c|",
-                  "%#U", "%05q", "%# X")
+                  "%#U", "%05q", "%# X", "%[2]v|%[1]s", "%[0]d")
 #: Functions and their arities (Ollama's FuncMap plus Go's builtins).
 FUNCTIONS: dict[str, tuple[int, int]] = {
     "and": (1, 3), "or": (1, 3), "not": (1, 1), "eq": (2, 3), "ne": (2, 2), "lt": (2, 2),

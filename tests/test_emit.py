@@ -765,7 +765,7 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
-    ('{{ range .Messages }}{{ printf "%[1]s" .Content }}{{ end }}', "explicit argument index"),
+    ('{{ range .Messages }}{{ printf "%#v" . }}{{ end }}', "Go syntax of the template's own"),
     ('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',
      "templateTool operand"),
 ])

@@ -23,8 +23,17 @@ def test_a_directive_is_flags_width_precision_and_verb() -> None:
     assert parse_printf("%%|%5%|%.d|%") == ["%|%|", Verb("%.d", "d", precision=0), "|",
                                             Verb("%", "")]
     assert parse_printf("%5.") == [Verb("%5.", ".", width=5)]  # a lone final `.` is the verb
-    assert parse_printf("%[2]d%*d") == [Verb("%[2]d", "d", indexed=True),
+    assert parse_printf("%[2]d%*d") == [Verb("%[2]d", "d", indexed=True, arg=2),
                                         Verb("%*d", "d", star=True)]
+    # Go's argNumber: a width or a precision after an index, or an index that is no number,
+    # is a bad index; one past the `.` or before the verb is fine; `%` after an index is kept
+    assert parse_printf("%[1]2d|%[1].2d|%[x][1]d|%.[2]d|%5[2]d|%[2]%") == [
+        Verb("%[1]2d", "d", width=2, indexed=True, arg=1, bad_index=True), "|",
+        Verb("%[1].2d", "d", precision=2, indexed=True, arg=1, bad_index=True), "|",
+        Verb("%[x][1]d", "d", indexed=True, arg=1, bad_index=True), "|",
+        Verb("%.[2]d", "d", precision=0, indexed=True, arg=2), "|",
+        Verb("%5[2]d", "d", width=5, indexed=True, arg=2), "|",
+        Verb("%[2]%", "%", indexed=True, arg=2)]
     assert parse_printf("%12345678d!") == [Verb("%12345678d!", "")]  # Go's tooLarge
 
 
@@ -68,7 +77,7 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ printf "%#x" . }}{{ end }}', r"%x with a \*templateMessage operand: "
      "with a flag other than `-`, which fmt applies to each field"),
-    ('{{ printf "%[1]d" 1 }}', "explicit argument index"),
+    ('{{ printf "%[1]*d" 1 2 }}', "an argument index with `\\*`"),
     ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%b" . }}{{ end }}{{ end }}',
      "%b with a templateToolCall operand: not supported"),
 ])
@@ -531,5 +540,18 @@ def test_printf_of_floats_takes_sign_space_and_zero_flags_on_every_engine() -> N
     want = ("[1.5][-2.25][0001e+21][-000.000][ 1.500000e+00][-1.5     ][ 1.000000E-07]"
             "[%!d(float64=+1.5)][-00000.5]")
     conv = {"messages": [{"role": "user", "content": "hi"}]}
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+
+
+def test_printf_explicit_argument_indexes_move_the_next_operand_on_every_engine() -> None:
+    """By hand from doPrintf: `[n]` picks operand n and the next verb takes n + 1; `[0]`, a
+    width or precision after the index, or no `]` print %!d(BADINDEX); `%[2]%` still moves
+    the operand; with an index written Go never appends %!(EXTRA …)."""
+    source = ('{{ printf "%[2]s %[1]s %s|%[3]d|%[0]d|%[1]2d|%[2]%%d|%d %[1]s %s" "a" "b" 1 }}'
+              '{{ range .Messages }}{{ printf "%[2]s<%[1]s>" .Role .Content }}{{ end }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [{"role": "user", "content": "hi"}]}
+    want = "b a b|1|%!d(BADINDEX)|%!d(BADINDEX)|%%!d(string=b)|1 a bhi<user>"
     assert reference.render(source, conv) == want
     renders_everywhere(jinja, conv, want)

@@ -27,11 +27,11 @@ from gotmpl2jinja.batch.sweep import (
 from gotmpl2jinja.cli.main import cli
 
 CHATML = (CORPUS / "ollama" / "template" / "chatml.gotmpl").read_text(encoding="utf-8")
-# printf's explicit argument indexes (`%[1]s`) are not translated: the translator refuses them
-# (a TranslationError with line:col).
+# Go syntax of a message (`%#v`) is not translated: the translator refuses it (a TranslationError
+# with line:col).
 # Intentionally invalid (role `robot`), see its SOURCE.md.
 INVALID_MODELFILE = "corpus/ahnafnafee__modelfile-syntax/syntaxes/tests/messages.modelfile"
-CHAR_OF_INT = '{{ range .Messages }}{{ printf "%[1]s" .Content }}{{ end }}'  # (refused)
+CHAR_OF_INT = '{{ range .Messages }}{{ printf "%#v" . }}{{ end }}'  # (refused)
 
 MODELFILE = '''FROM {__FILE_LOCATION__}
 TEMPLATE """{{ if .System }}S:{{ .System }}{{ end }}U:{{ .Prompt }}{__EOS_TOKEN__}A:{{ .Response }}"""
@@ -102,8 +102,8 @@ def test_each_template_gets_an_honest_row(corpus: Path) -> None:
     assert copy.same_as == "mini/a/chatml.gotmpl" and copy.cases == chatml.cases
     refused = rows["mini/a/char.gotmpl"]
     assert refused.status == NOT_TRANSLATED
-    assert re.match(r"mini/a/char\.gotmpl:1:\d+: printf '%\[1\]s': an explicit argument index",
-                    refused.reason)
+    assert re.match(r"mini/a/char\.gotmpl:1:\d+: printf verb %v with a \*templateMessage "
+                    "operand: Go syntax", refused.reason)
     assert refused.cases == 0
     assert rows["mini/a/broken.gotmpl"].status == INVALID
     legacy = rows["mini/b/Modelfile#TEMPLATE"]
@@ -227,7 +227,7 @@ SAME_TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}\n{{ end }}<ass
 UNTRANSLATABLE_MODELFILE = '''# a comment line
 FROM x
 TEMPLATE """{{ range .Messages }}
-{{ printf "%[1]s" .Content }}{{ end }}"""
+{{ printf "%#v" . }}{{ end }}"""
 '''
 
 
@@ -287,8 +287,8 @@ def test_modelfile_row_positions_point_into_the_modelfile(modelfiles: Path) -> N
     refused = rows["mf/char.Modelfile#TEMPLATE"]
     assert refused.status == NOT_TRANSLATED
     # `printf` is on the TEMPLATE value's line 2, column 4: the Modelfile's line 4, column 4.
-    assert refused.reason.startswith("mf/char.Modelfile:4:4: printf '%[1]s': an explicit "
-                                     "argument index"), \
+    assert refused.reason.startswith("mf/char.Modelfile:4:4: printf verb %v with a "
+                                     "*templateMessage operand: Go syntax"), \
         refused.reason
 
 

@@ -674,10 +674,10 @@ def test_cli_directory_input_finds_templates_and_modelfiles(qwen_modelfile) -> N
 def test_cli_error_in_a_modelfile_template_points_into_the_modelfile(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "Modelfile"
     path.write_text('FROM x\nSYSTEM hi\nTEMPLATE """{{ range .Messages }}\n'
-                    '{{ printf "%[1]s" .Content }}{{ end }}"""\n', encoding="utf-8")
+                    '{{ printf "%#v" . }}{{ end }}"""\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["verify", str(path), "--cases", "5"])
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     # `printf` is at line 2, column 4 of the TEMPLATE value: line 4, column 4 of the file.
-    assert f"error: {path}:4:4: printf '%[1]s'" in result.output, \
+    assert f"error: {path}:4:4: printf verb %v" in result.output, \
         result.output

@@ -1,8 +1,9 @@
 """Go's `fmt` format strings as `printf` reads them: text, and one `Verb` per directive.
 
 The parse follows the order of Go's `(*pp).doPrintf`: flags (`#0+- `), an argument index
-(`[n]`), a width (digits or `*`), a precision (`.` then digits or `*`; a lone `.` is
-precision 0), then the verb, one rune. What a verb prints is the emitter's business
+(`[n]`), a width (digits or `*`), a precision (`.`, an index, then digits or `*`; a lone `.` is
+precision 0), an index, then the verb, one rune (`%` is text, but after an index a directive:
+the index still moves Go's next argument). What a verb prints is the emitter's business
 (`emit`, with the `go_int`/`go_pad` runtime macros); this module only says what was written.
 Depends on nothing of the project.
 
@@ -33,7 +34,9 @@ class Verb:
     width: int | None = None
     precision: int | None = None
     star: bool = False  # a width or precision taken from the operands (`*`)
-    indexed: bool = False  # an explicit argument index (`[n]`)
+    indexed: bool = False  # an explicit argument index (`[…]`): Go then skips %!(EXTRA …)
+    arg: int | None = None  # the index written, from 1 (None: none, or not a number)
+    bad_index: bool = False  # Go prints %!v(BADINDEX): `[x]`, no `]`, `%[1]2d`, `%[1].2d`
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
@@ -57,14 +60,14 @@ def _number(text: str, i: int) -> tuple[int | None, int]:
     return value, i
 
 
-def _index(text: str, i: int) -> tuple[bool, int]:
-    """An argument index `[…]` at `i`: whether there is one, and the index after it."""
-    if i < len(text) and text[i] == "[":
-        close = text.find("]", i)
-        if close != -1:
-            return True, close + 1
-        return True, len(text)
-    return False, i
+def _arg_number(text: str, i: int) -> tuple[int | None, int]:
+    """Go's parseArgNumber at `text[i] == '['`: the index written (None when it is not a
+    number) and where the directive goes on (past the `]`, or just past the `[` without one)."""
+    close = text.find("]", i + 1)
+    if len(text) - i < 3 or close == -1:
+        return None, i + 1
+    value, j = _number(text[:close], i + 1)
+    return (value if j == close else None), close + 1
 
 
 def parse_printf(fmt: str) -> list[str | Verb]:
@@ -85,37 +88,51 @@ def parse_printf(fmt: str) -> list[str | Verb]:
                 flags.append(fmt[i])
             i += 1
         ordered = "".join(f for f in "#0+- " if f in flags)
-        indexed, i = _index(fmt, i)
+        # Go's argNumber at three places: before the width, after the `.`, before the verb
+        indexed = after_index = bad = False
+        arg: int | None = None
+        if i < end and fmt[i] == "[":  # (an index that is no number does not count as one)
+            indexed = True
+            arg, i = _arg_number(fmt, i)
+            after_index, bad = arg is not None, arg is None
         star = False
         width: int | None = None
         if i < end and fmt[i] == "*":
             star, i = True, i + 1
         else:
             width, i = _number(fmt, i)
+            bad = bad or (after_index and width is not None)  # "%[3]2d"
         precision: int | None = None
         if i + 1 < end and fmt[i] == ".":
             i += 1
-            more, i = _index(fmt, i)
-            indexed = indexed or more
+            bad = bad or after_index  # "%[3].2d"
+            after_index = False
+            if fmt[i] == "[":
+                indexed = True
+                arg, i = _arg_number(fmt, i)
+                after_index, bad = arg is not None, bad or arg is None
             if i < end and fmt[i] == "*":
                 star, i = True, i + 1
             else:
                 precision, i = _number(fmt, i)
                 precision = precision or 0
-        more, i = _index(fmt, i)
-        indexed = indexed or more
+        if not after_index and i < end and fmt[i] == "[":
+            indexed = True
+            arg, i = _arg_number(fmt, i)
+            bad = bad or arg is None
+        index = {"indexed": indexed, "arg": arg, "bad_index": bad}
         if i >= end:
             items.append("".join(text))
             text = []
-            items.append(Verb(fmt[start:], "", ordered, width, precision, star, indexed))
+            items.append(Verb(fmt[start:], "", ordered, width, precision, star, **index))
             break
         verb = fmt[i]
         i += 1
-        if verb == "%":
+        if verb == "%" and not indexed:
             text.append("%")
             continue
         items.append("".join(text))
         text = []
-        items.append(Verb(fmt[start:i], verb, ordered, width, precision, star, indexed))
+        items.append(Verb(fmt[start:i], verb, ordered, width, precision, star, **index))
     items.append("".join(text))
     return [item for item in items if item != ""]

@@ -79,26 +79,41 @@ class Printf:
         parts: list[Expr] = []
         padding: Expr | None = None
         width: Expr | None = None
+        at, reordered = 0, False  # Go's argNum, and whether an index was written
         for item in parse_printf(fmt):
             if isinstance(item, str):
                 parts.append(const_expr(item))
-            elif item.verb == "":
+                continue
+            good = True
+            if item.indexed:  # `[n]` moves the next operand; Go then skips %!(EXTRA …)
+                reordered = True
+                if item.star:
+                    raise self.error(f"printf {fmt!r}: an argument index with `*` "
+                                     f"({item.source!r}): not supported", node)
+                good = not item.bad_index and item.arg is not None \
+                    and 1 <= item.arg <= len(operands)
+                if good:
+                    at = item.arg - 1  # type: ignore[operator]
+            if item.verb == "":
                 parts.append(const_expr("%!(NOVERB)"))
-            elif item.indexed:
-                raise self.error(f"printf {fmt!r}: an explicit argument index "
-                                 f"({item.source!r}): not supported", node)
+            elif item.verb == "%":  # (after an index: it still moved the operand)
+                parts.append(const_expr("%"))
+            elif item.indexed and not good:
+                parts.append(const_expr(f"%!{item.verb}(BADINDEX)"))
             elif item.star:
-                if padding is not None or item.source != "%*s" or len(operands) < 2:
+                if padding is not None or item.source != "%*s" or len(operands) - at < 2:
                     raise self.error(f"printf {fmt!r}: only one `%*s` is supported", node)
-                width = operands.pop(0)
-                padding = self.star_padding(width, operands.pop(0), fmt, node)
+                width = operands[at]
+                padding = self.star_padding(width, operands[at + 1], fmt, node)
                 parts.append(padding)
-            elif not operands:
+                at += 2
+            elif at >= len(operands):
                 parts.append(const_expr(f"%!{item.verb}(MISSING)"))
             else:
-                parts.append(self.printf_verb(item, operands.pop(0), fmt, node))
-        if operands:
-            parts.append(self.printf_extra(operands, fmt, node))
+                parts.append(self.printf_verb(item, operands[at], fmt, node))
+                at += 1
+        if at < len(operands) and not reordered:
+            parts.append(self.printf_extra(operands[at:], fmt, node))
         result = self.concat(parts)
         # an operand printed as a constant (%T, a bad verb's type) is still evaluated first
         result = self.evaluated_first([a for a in args[1:] if a.code not in result.code], result)
@@ -164,7 +179,9 @@ class Printf:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
-            if verb.verb in "xXq" and not set(verb.flags) <= {"-"}:
+            if verb.verb == "v" and verb.has("#"):
+                why = "Go syntax of the template's own types (not translated)"
+            elif verb.verb in "xXq" and not set(verb.flags) <= {"-"}:
                 why = _FLAGGED_COMPOSITE
             else:
                 why = "not supported"
