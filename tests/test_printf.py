@@ -78,8 +78,7 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
     ('{{ range .Messages }}{{ printf "%#x" . }}{{ end }}', r"%x with a \*templateMessage operand: "
      "with a flag other than `-`, which fmt applies to each field"),
     ('{{ printf "%[1]*d" 1 2 }}', "an argument index with `\\*`"),
-    ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%b" . }}{{ end }}{{ end }}',
-     "%b with a templateToolCall operand: not supported"),
+    ('{{ range .Messages }}{{ printf "%#g" 1.5 }}{{ end }}', "'%#g' of a float64: not supported"),
 ])
 def test_what_is_not_translated_says_which_directive(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message):
@@ -553,5 +552,22 @@ def test_printf_explicit_argument_indexes_move_the_next_operand_on_every_engine(
     jinja = verified(source, cases=20)
     conv = {"messages": [{"role": "user", "content": "hi"}]}
     want = "b a b|1|%!d(BADINDEX)|%!d(BADINDEX)|%%!d(string=b)|1 a bhi<user>"
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+
+
+def test_printf_b_of_floats_writes_the_exact_mantissa_and_exponent_on_every_engine() -> None:
+    """strconv's 'b', by hand: a normal number as its 53-bit integer mantissa `p` its exponent,
+    a subnormal over p-1074, zero as 0p-1074 with its sign; inside a tool call the Index in
+    base 2 and the arguments' numbers so."""
+    source = ('{{ printf "%b|%b|%b|%b|%b|%b|%b|%+b|%25b|" 1.5 -1.5 2.0 0.0 -0.0 5e-324 0.5 1.5 '
+              '1.0 }}{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%b" . }}{{ end }}'
+              '{{ end }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {
+        "name": "f", "index": 5, "arguments": {"a": 0.5}}}]}]}
+    want = ("6755399441055744p-52|-6755399441055744p-52|4503599627370496p-51|0p-1074|-0p-1074|"
+            "1p-1074|4503599627370496p-53|+6755399441055744p-52|     4503599627370496p-52|"
+            "{%!b(string=) {101 %!b(string=f) map[%!b(string=a):4503599627370496p-53]}}")
     assert reference.render(source, conv) == want
     renders_everywhere(jinja, conv, want)

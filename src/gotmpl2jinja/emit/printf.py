@@ -175,7 +175,7 @@ class Printf:
             if arg.type == GoType.MESSAGES:
                 raise self.error(f"printf of {arg.type.value} by %{verb.verb} with flags "
                                  f"{verb.flags!r}: not supported", node)
-            if verb.verb in "sdvfFeEgGotcUOxXq" and set(verb.flags) <= {"-"}:
+            if verb.verb in "sdvfFeEgGotcUOxXqb" and set(verb.flags) <= {"-"}:
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
@@ -221,8 +221,8 @@ class Printf:
                         f"{arg.wrap(COMPARE)} is none else go_fmt_json({c}, {params})",
                         GoType.STRING, COND, stable=arg.stable, loop=arg.loop)
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE) \
-                and verb.verb not in "sdvfFeEgGtxXqcUoO":
-            return None  # (%b: the arguments' JSON numbers would print as %b of a float64)
+                and verb.verb not in "sdvfFeEgGtxXqcUoOb":
+            return None
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
             self.macros.add(macro)
@@ -236,7 +236,7 @@ class Printf:
                       *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
-        if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "do"
+        if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "dob"
                                   or verb.verb in "fFeEgGcU"
                                   or t == GoType.PROPERTY and verb.verb in "svqxX"):
             # String() is only for %s %v %x %X %q, and an api.ToolProperty has none; a nil
@@ -328,6 +328,13 @@ class Printf:
                 + ("" if verb.precision is None else f".{verb.precision}") + verb.verb.lower()
             text = spec % float(arg.const)  # type: ignore[arg-type]
             return const_expr(text.upper() if verb.verb == "E" else text)
+        if type_name == "float64" and verb.verb == "b" and set(verb.flags) <= _FLOAT_FLAGS | {"#"}:
+            # strconv's 'b': the exact mantissa and binary exponent (a precision and `#` do
+            # nothing to it)
+            self.macros.add("go_bin_float")
+            text = Expr(f"go_bin_float({arg.code})", GoType.STRING, stable=arg.stable,
+                        loop=arg.loop)
+            return self.signed(text, replace(verb, flags=verb.flags.replace("#", "")))
         if type_name == "float64" and verb.verb in "fFeEgGv" and set(verb.flags) <= _FLOAT_FLAGS:
             # known only at run time: strconv's exact rounding in the runtime (%v is %g)
             self.macros.update(("go_fmt_float", "go_pad"))

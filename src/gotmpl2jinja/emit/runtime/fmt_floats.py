@@ -170,3 +170,21 @@ _define(
     ~ ae -}}
 """,
 )
+
+_define(
+    "go_bin_float", "x",
+    "strconv.FormatFloat(float64(x), 'b', -1, 64) (fmt's %b of a float64): the integer "
+    "mantissa and the binary exponent, `6755399441055744p-52` for 1.5: 53 bits for a normal "
+    "number, a subnormal's own bits over `p-1074`, zero `0p-1074`, a sign for negatives and -0.",
+    """
+{%- set neg = x < 0 or (x == 0 and (x|string)[:1] == '-') -%}
+""" + AS_FLOAT64.format(v="x", f="f") + """
+{%- set a = (0 - f) if x < 0 else f -%}
+{%- if a == 0 -%}{{- ('-' if neg else '') ~ '0p-1074' -}}
+{%- else -%}
+""" + scaled_by_two(subnormal_floor=True) + """
+{{- ('-' if neg else '') ~ ((ns.t|int)|string) ~ 'p' ~ ('+' if ns.e >= 0 else '')
+    ~ (ns.e|string) -}}
+{%- endif -%}
+""",
+)

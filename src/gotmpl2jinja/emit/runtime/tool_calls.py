@@ -138,10 +138,10 @@ _define(
 _define(
     "go_fmt_int", "n, verb, width, minus, prec",
     "fmt of an int field (a tool call's Index, 0 when absent) for a verb of "
-    "`sdvfFeEgGxXqcUoO`: its digits, zero-filled to `prec` (none at all for 0 with `prec` 0), "
-    "padded; in hex or octal for `x`, `X`, `o`, `O` (go_int); its rune for `c`, quoted for "
-    "`q` (go_char), `U+` and its hex for `U` (go_unicode), padded by runes; for another verb "
-    "in `%!s(int=…)`.",
+    "`sdvfFeEgGxXqcUoOb`: its digits, zero-filled to `prec` (none at all for 0 with `prec` "
+    "0), padded; in hex, octal or binary for `x`, `X`, `o`, `O`, `b` (go_int); its rune for "
+    "`c`, quoted for `q` (go_char), `U+` and its hex for `U` (go_unicode), padded by runes; "
+    "for another verb in `%!s(int=…)`.",
     """
 {%- set d = print_int(n) -%}
 {%- if prec >= 0 -%}
@@ -152,7 +152,7 @@ _define(
 {%- endif -%}
 {%- set t = go_pad(d, width, minus, false) -%}
 {%- set v = n if n is defined and n is not none else 0 -%}
-{{- go_int(v, verb, '-' if minus else '', width, prec) if verb in 'xXoO'
+{{- go_int(v, verb, '-' if minus else '', width, prec) if verb in 'xXoOb'
     else go_pad_string(go_char(v, verb) if verb in 'cq' else go_unicode(v, prec, false), width,
     minus, false) if verb in 'cqU'
     else t if verb in 'dv' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
@@ -163,10 +163,10 @@ _define(
 _define(
     "go_fmt_json", "v, verb, width, minus, prec",
     "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for a "
-    "verb of `sdvfFeEgGotcUOxX`: nil `<nil>` (unpadded), a bool padded, a float64 by "
-    "go_fmt_float (%v is %g) or go_hex_float (%x) padded, wrapped as `%!s(bool=…)` / "
-    "`%!d(float64=…)` for a verb it does not take; a string as go_fmt_string; `map[k:v …]` in "
-    "key order with keys as strings; `[a b]`.",
+    "verb of `sdvfFeEgGotcUOxXb`: nil `<nil>` (unpadded), a bool padded, a float64 by "
+    "go_fmt_float (%v is %g), go_hex_float (%x) or go_bin_float (%b) padded, wrapped as "
+    "`%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a string as "
+    "go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
     """
 {%- if v is not defined or v is none -%}{{- '<nil>' -}}
 {%- elif v is boolean -%}
@@ -175,6 +175,7 @@ _define(
 {%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus, prec) -}}
 {%- elif v is number and verb in 'xX' -%}{{- go_pad(go_hex_float(v, verb, prec), width, minus,
     false) -}}
+{%- elif v is number and verb == 'b' -%}{{- go_pad(go_bin_float(v), width, minus, false) -}}
 {%- elif v is number -%}
 {%- set fv = verb in 'fFeEgG' -%}
 {%- set t = go_pad(go_fmt_float(v, verb if fv else 'g',
@@ -195,7 +196,7 @@ _define(
 {{- ']' -}}
 {%- endif -%}
 """,
-    ("go_fmt_string", "go_pad", "print_number", "go_fmt_float", "go_hex_float"),
+    ("go_fmt_string", "go_pad", "print_number", "go_fmt_float", "go_hex_float", "go_bin_float"),
 )
 
 _define(
@@ -298,7 +299,7 @@ _define(
     ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
     ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
     ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec) ~ ' '
-    ~ (go_pad('0', width, minus, false) if verb in 'do' else (go_int(0, verb, '-' if minus
+    ~ (go_pad('0', width, minus, false) if verb in 'dob' else (go_int(0, verb, '-' if minus
     else '', width, prec) if verb in 'xX' else (go_pad('<nil>', width, minus, false)
     if verb == 'v' else '%!' ~ verb ~ '(*api.ToolPropertiesMap=' ~ go_pad('<nil>', width, minus,
     false) ~ ')'))) ~ ' '
