@@ -571,3 +571,25 @@ def test_printf_b_of_floats_writes_the_exact_mantissa_and_exponent_on_every_engi
             "{%!b(string=) {101 %!b(string=f) map[%!b(string=a):4503599627370496p-53]}}")
     assert reference.render(source, conv) == want
     renders_everywhere(jinja, conv, want)
+
+
+def test_printf_of_a_property_takes_every_verb_and_a_precision_on_every_engine() -> None:
+    """By hand from printValue: each field by the verb (a bad verb's value cut to the
+    precision), the nil nested-properties pointer as an integer for %d (zero-filled to the
+    precision) and as a bad verb with its type for %O and %t; %#v of a string is %q."""
+    source = ('{{ range .Tools }}{{ range $k, $p := .Function.Parameters.Properties }}'
+              '{{ printf "%.2d|%O|%t|" $p $p $p }}{{ end }}{{ end }}'
+              '{{ range .Messages }}{{ printf "%#v" .Content }}{{ end }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [{"role": "user", "content": 'a"b'}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {
+                "type": "object", "properties": {"a": {
+                    "type": "string", "description": "d", "enum": ["x"]}}}}}]}
+    want = ("{[] [%!d(string=st)] <nil> %!d(string=d) [%!d(string=x)] 00 []}|"
+            "{[] [%!O(string=string)] <nil> %!O(string=d) [%!O(string=x)] "
+            "%!O(*api.ToolPropertiesMap=<nil>) []}|"
+            "{[] [%!t(string=string)] <nil> %!t(string=d) [%!t(string=x)] "
+            "%!t(*api.ToolPropertiesMap=<nil>) []}|"
+            '"a\\"b"')
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)

@@ -236,8 +236,7 @@ class Printf:
                       *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
-        if t in _TOOL_SHAPES and (verb.precision is None and verb.verb in "dob"
-                                  or verb.verb in "fFeEgGcU"
+        if t in _TOOL_SHAPES and (verb.verb in "dobfFeEgGcUOt"
                                   or t == GoType.PROPERTY and verb.verb in "svqxX"):
             # String() is only for %s %v %x %X %q, and an api.ToolProperty has none; a nil
             # nested-properties pointer prints as fmtPointer prints it (go_fmt_property)
@@ -266,7 +265,7 @@ class Printf:
             return Expr(code, GoType.STRING, stable=arg.stable, loop=arg.loop)
         if type_name in ("int", "uint8") and verb.verb in "cqU":
             return self.printf_rune(verb, arg)
-        quote = verb.verb == "q"
+        quote = verb.verb == "q" or verb.verb == "v" and sharp_v  # %#v of a string is %q
         if type_name == "string" and (verb.verb in "vs" and not sharp_v or quote):
             # fmtS / fmtQ: the first runes, for %q strconv.Quote of them (Go's table of
             # printable characters in the runtime; `+` QuoteToASCII, `#` backquoted when
@@ -320,6 +319,13 @@ class Printf:
         if type_name == "float64" and arg.is_const and verb.verb in "xX" \
                 and verb.precision is None and not verb.has("#"):
             return const_expr(_go_hex_float(float(arg.const), verb))  # type: ignore[arg-type]
+        if type_name == "float64" and verb.verb in "xX" and set(verb.flags) <= _FLOAT_FLAGS:
+            # strconv's hex float, rounded to a precision, then fmtFloat's sign and padding
+            self.macros.add("go_hex_float")
+            text = Expr(f"go_hex_float({arg.code}, {runtime.literal(verb.verb)}, "
+                        f"{_or_minus_one(verb.precision)})", GoType.STRING, stable=arg.stable,
+                        loop=arg.loop)
+            return self.signed(text, verb)
         if type_name == "float64" and arg.is_const and verb.verb in "fFeE" \
                 and not verb.has("#"):
             # a constant, formatted here: C's %f/%e, like Go's, round the exact binary value

@@ -273,14 +273,14 @@ _define(
 
 _define(
     "go_fmt_property", "p, verb, width, minus, prec",
-    "fmt of an api.ToolProperty for verb `d`, `o`, `s`, `v`, `c`, `U` or `fFeEgG` (width -1: "
-    "none): "
+    "fmt of an api.ToolProperty for verb `d`, `o`, `b`, `O`, `t`, `s`, `v`, `c`, `U` or "
+    "`fFeEgG` (width -1: none): "
     "`{[ANYOF…] [TYPE…] ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] "
     "[%!d(string=string)] <nil> %!d(string=) [] 0 []}`; for `s` and `v` TYPE by its String "
-    "method; the nil nested-properties pointer as fmtPointer prints it: a number for `d` "
-    "and `o`, `<nil>` for `v`, else the bad verb with its type's name "
-    "(`%!f(*api.ToolPropertiesMap=<nil>)`), `<nil>` padded in each; nested `properties` "
-    "make Go print an address: raises ADDRESS.",
+    "method; the nil nested-properties pointer as fmtPointer prints it: a number for `d`, "
+    "`o`, `b`, `x`, `X` (zero-filled to the precision), `<nil>` for `v`, else the bad verb "
+    "with its type's name (`%!f(*api.ToolPropertiesMap=<nil>)`), `<nil>` padded in each; "
+    "nested `properties` make Go print an address: raises ADDRESS.",
     # minja runs a macro in its caller's scope: after the recursive call (anyOf) only the loop
     # variable `q` is read (see json_property).
     """
@@ -299,10 +299,10 @@ _define(
     ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
     ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
     ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec) ~ ' '
-    ~ (go_pad('0', width, minus, false) if verb in 'dob' else (go_int(0, verb, '-' if minus
-    else '', width, prec) if verb in 'xX' else (go_pad('<nil>', width, minus, false)
+    ~ (go_int(0, verb, '-' if minus else '', width, prec) if verb in 'dobxX'
+    else (go_pad('<nil>', width, minus, false)
     if verb == 'v' else '%!' ~ verb ~ '(*api.ToolPropertiesMap=' ~ go_pad('<nil>', width, minus,
-    false) ~ ')'))) ~ ' '
+    false) ~ ')')) ~ ' '
     ~ go_fmt_json(q.get('required', []), verb, width, minus, prec) ~ '}' -}}
 {%- endfor -%}
 """,
