@@ -362,8 +362,7 @@ _define(
 {%- set v = n if valid else 65533 -%}
 {%- if v >= 128 -%}
 {%- set c = _go_rune_text(v, unit) if mode != 'q+' else '' -%}
-{%- set e = _go_rune_escape(c, v, 'q', @PRINTABLE@) if mode != 'q+' else '\\\\u'
-    ~ go_int(v, 'x', '', -1, 4) if v < 65536 else '\\\\U' ~ go_int(v, 'x', '', -1, 8) -%}
+{%- set e = _go_rune_escape(c, v, 'q+' if mode == 'q+' else 'q', @PRINTABLE@) -%}
 {{- c if mode == 'c' else c if mode == 'U' and valid and e == c else ''
     if mode == 'U' else "'" ~ e ~ "'" -}}
 {%- else -%}
@@ -375,7 +374,7 @@ _define(
 {%- endif -%}
 """.replace("@PRINTABLE@", _PRINTABLE).replace("@PRINTABLE_ASCII@", _PRINTABLE_ASCII)
     .replace("@RUNE_ASCII@", _ascii_escape("rune")).replace("@CONTROLS@", CONTROL_CHARACTERS),
-    ("_go_rune_text", "_go_rune_escape", "go_int"),
+    ("_go_rune_text", "_go_rune_escape"),
 )
 
 _define(
@@ -410,12 +409,11 @@ _define(
 )
 
 _define(
-    "go_quote", "s, mode, sharp",
-    "Go fmt's %q of the string `s` (fmtQ, after the precision): with `sharp` (%#q) in "
-    "backquotes when go_can_backquote, else quoted by go_escape_runes (`mode` 'q', or 'q+' "
-    "for %+q).",
+    "go_quote", "s, mode",
+    "Go fmt's %#q of the string `s` (fmtQ with `#`, after the precision): in backquotes when "
+    "go_can_backquote, else quoted by go_escape_runes (`mode` 'q', or 'q+' for %#+q).",
     """
-{%- if sharp and go_can_backquote(s) -%}{{- '`' ~ s ~ '`' -}}
+{%- if go_can_backquote(s) -%}{{- '`' ~ s ~ '`' -}}
 {%- else -%}{{- '"' ~ go_escape_runes(s, mode) ~ '"' -}}{%- endif -%}
 """,
     ("go_can_backquote", "go_escape_runes"),
