@@ -61,11 +61,16 @@ _TYPE_NAMES = {
 _FLOAT_FLAGS = {"-", "+", " ", "0"}
 
 
+def _jinja_bool(value: bool) -> str:
+    """`true` or `false`, as a macro argument."""
+    return "true" if value else "false"
+
+
 def _fmt_args(verb: Verb) -> str:
     """The runtime's fmt arguments for `verb`: the verb, width, `-` and precision (-1 when a
     width or precision is absent), as the go_fmt_* macros take them."""
     return (f"{runtime.literal(verb.verb)}, {_or_minus_one(verb.width)}, "
-            f"{'true' if verb.has('-') else 'false'}, {_or_minus_one(verb.precision)}")
+            f"{_jinja_bool(verb.has('-'))}, {_or_minus_one(verb.precision)}")
 
 
 class Printf:
@@ -280,7 +285,7 @@ class Printf:
             mode = runtime.literal("q+" if verb.has("+") else "q")
             if quote and verb.has("#"):
                 self.macros.add("go_quote")
-                arg = Expr(f"go_quote({arg.code}, {mode}, true)", GoType.STRING,
+                arg = Expr(f"go_quote({arg.code}, {mode})", GoType.STRING,
                            stable=arg.stable, loop=arg.loop)
             elif quote:
                 self.macros.add("go_escape_runes")
@@ -290,20 +295,16 @@ class Printf:
                 return arg
             if arg.is_const:  # (a constant's runes are its characters)
                 return self.padded(arg, verb, zero=True)
-            self.macros.add("go_pad_string")
-            return Expr(f"go_pad_string({arg.code}, {verb.width}, "
-                        f"{'true' if verb.has('-') else 'false'}, "
-                        f"{'true' if verb.has('0') else 'false'})", GoType.STRING,
-                        stable=arg.stable, loop=arg.loop)
+            return self.padded_runes(arg, verb, zero=True)
         if type_name == "string" and verb.verb in "xX":
             # fmtSbx: the first `precision` UTF-8 bytes in hex (`#` 0x before them, a space
             # between them; both: 0x before each), padded to the width (zeros for `0`)
             if not set(verb.flags) <= {"-", "+"}:
                 self.macros.add("go_hex_string")
-                flags = [verb.has("#"), verb.has(" "), verb.has("0") and not verb.has("-")]
+                flags = (verb.has("#"), verb.has(" "), verb.has("0") and not verb.has("-"))
                 return Expr(f"go_hex_string({arg.code}, {_fmt_args(verb)}, "
-                            + ", ".join("true" if f else "false" for f in flags) + ")",
-                            GoType.STRING, stable=arg.stable, loop=arg.loop)
+                            f"{', '.join(map(_jinja_bool, flags))})", GoType.STRING,
+                            stable=arg.stable, loop=arg.loop)
             if arg.is_const:
                 data = str(arg.const).encode("utf-8")[:verb.precision]
                 return self.padded(const_expr(data.hex().upper() if verb.verb == "X"
@@ -357,9 +358,8 @@ class Printf:
         if not set(verb.flags) & {"+", " ", "0"}:
             return self.padded(text, verb, zero=False)
         self.macros.add("go_pad_number")
-        flags = [verb.has("+"), verb.has(" "), verb.has("-"),
-                 verb.has("0") and not verb.has("-")]
-        plus, space, minus, zero = ("true" if f else "false" for f in flags)
+        plus, space, minus = map(_jinja_bool, (verb.has("+"), verb.has(" "), verb.has("-")))
+        zero = _jinja_bool(verb.has("0") and not verb.has("-"))
         return Expr(f"go_pad_number({text.code}, {plus}, {space}, {_or_minus_one(verb.width)}, "
                     f"{minus}, {zero})", GoType.STRING, stable=text.stable, loop=text.loop)
 
@@ -368,33 +368,36 @@ class Printf:
         numbered (runtime.go_char, go_unicode; U+FFFD past the runes), padded by runes: %c and
         %q with zeros for `0`, %U never; `+` quotes in ASCII, `#` adds the rune to %U, a
         precision gives %U its digits and nothing else."""
-        minus = "true" if verb.has("-") else "false"
         if verb.verb == "U":
             self.macros.add("go_unicode")
             sharp = verb.has("#")
             text = Expr(f"go_unicode({arg.code}, {_or_minus_one(verb.precision)}, "
-                        f"{'true' if sharp else 'false'})", GoType.STRING, stable=arg.stable,
+                        f"{_jinja_bool(sharp)})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
             if verb.width is None:
                 return text
-            pad = "go_pad_string" if sharp else "go_pad"
-            self.macros.add(pad)
-            return Expr(f"{pad}({text.code}, {verb.width}, {minus}, false)", GoType.STRING,
-                        stable=arg.stable, loop=arg.loop)
+            # ASCII but for %#U's rune
+            return self.padded_runes(text, verb, zero=False) if sharp \
+                else self.padded(text, verb, zero=False)
         self.macros.add("go_char")
         mode = "c" if verb.verb == "c" else "q+" if verb.has("+") else "q"
         text = Expr(f"go_char({arg.code}, {runtime.literal(mode)})", GoType.STRING,
                     stable=arg.stable, loop=arg.loop)
         if verb.width is None:
             return text
-        zero = verb.has("0") and not verb.has("-")
         if verb.verb == "c":  # one rune: the fill is known
+            zero = verb.has("0") and not verb.has("-")
             fill = const_expr(("0" if zero else " ") * max(0, verb.width - 1))
             return self.concat([text, fill] if verb.has("-") else [fill, text])
+        return self.padded_runes(text, verb, zero=True)
+
+    def padded_runes(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
+        """`text` known only at run time, any characters, padded to the directive's width by
+        runes as fmt.padString does (go_pad_string); `zero`: the `0` flag pads with zeros."""
         self.macros.add("go_pad_string")
-        return Expr(f"go_pad_string({text.code}, {verb.width}, {minus}, "
-                    f"{'true' if zero else 'false'})", GoType.STRING, stable=arg.stable,
-                    loop=arg.loop)
+        return Expr(f"go_pad_string({text.code}, {verb.width}, {_jinja_bool(verb.has('-'))}, "
+                    f"{_jinja_bool(zero and verb.has('0'))})", GoType.STRING,
+                    stable=text.stable, loop=text.loop)
 
     def padded(self, text: Expr, verb: Verb, *, zero: bool) -> Expr:
         """`text` (ASCII, or a constant) padded to the directive's width as fmt.pad does
@@ -408,8 +411,8 @@ class Printf:
             fill = ("0" if zeros and not minus else " ") * max(0, verb.width - len(s))
             return const_expr(s + fill if minus else fill + s)
         self.macros.add("go_pad")
-        return Expr(f"go_pad({text.code}, {verb.width}, {'true' if minus else 'false'}, "
-                    f"{'true' if zeros else 'false'})", GoType.STRING, stable=text.stable,
+        return Expr(f"go_pad({text.code}, {verb.width}, {_jinja_bool(minus)}, "
+                    f"{_jinja_bool(zeros)})", GoType.STRING, stable=text.stable,
                     loop=text.loop)
 
     def printf_extra(self, operands: list[Expr], fmt: str, node: nodes.Node) -> Expr:
