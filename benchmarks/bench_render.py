@@ -14,9 +14,14 @@ Prints, per pair and as median / p90 / max, the ratio translation / own template
   through the driver (the JSON round trip is in both sides' figures, so these ratios understate
   the engine's own difference);
 then the scaling of the seed's translation (fixtures/seeds/002) from 100 to 1,000 messages on
-both engines, and the seed translation's length.
+both engines, beside what reading the conversation alone costs there (`{{ messages|length }}`),
+and the seed translation's length. With `--instructions` (needs valgrind) the same scaling on
+llama.cpp's engine is also counted in instructions by callgrind, which do not change with the
+machine's load: the driver run on one request, then on three, the difference halved, so that
+reading the template and starting the process are left out.
 
 Usage: python benchmarks/bench_render.py [--repeat 30] [--batch 20] [--no-llamacpp] [--only NAME]
+       [--instructions]
 No assertion on time: the figures are for people.
 """
 
@@ -25,8 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -110,6 +119,32 @@ def time_per_call(call: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
+def instructions_per_render(driver: Path, template: str, context: dict[str, Any],
+                            now: float) -> int:
+    """Instructions llama.cpp's raw driver spends on one render of `context` (callgrind)."""
+    def total(renders: int) -> int:
+        lines = []
+        for i in range(renders):
+            request: dict[str, Any] = {"id": i + 1, "key": "bench", "mode": "raw", "now": now,
+                                       "contexts": [context]}
+            if i == 0:
+                request["template"] = template
+            lines.append(json.dumps(request, ensure_ascii=False))
+        with tempfile.TemporaryDirectory() as tmp:
+            requests = Path(tmp) / "requests.jsonl"
+            requests.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            with requests.open(encoding="utf-8") as stdin:
+                done = subprocess.run(
+                    ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/callgrind.out",
+                     str(driver)], stdin=stdin, capture_output=True, text=True,
+                    env=dict(os.environ, TZ="UTC"), check=False)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if found is None:
+            raise RuntimeError(f"callgrind printed no count: {done.stderr[-300:]}")
+        return int(found.group(1))
+    return (total(3) - total(1)) // 2
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -129,10 +164,13 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=20, help="renders per llama.cpp request")
     parser.add_argument("--no-llamacpp", action="store_true", help="jinja2 only")
     parser.add_argument("--only", default=None, help="entries whose name contains this")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the scaling on llama.cpp in instructions (valgrind)")
     args = parser.parse_args()
 
     from gotmpl2jinja.batch.compare import tokens_for_entry, without_generation_tags
     from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.engines.cpp.build import driver_path
     from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engine, render_many
     from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError
     from gotmpl2jinja.verify.conversation import jinja_context
@@ -241,6 +279,20 @@ def main() -> int:
         c100, c1000 = on_cpp(seed_jinja, small), on_cpp(seed_jinja, large)
         print(f"seed translation on llamacpp: 100 messages {c100 * 1e3:.2f} ms, 1,000 messages "
               f"{c1000 * 1e3:.2f} ms: {c1000 / c100:.1f}x")
+        reading = "{{ messages|length }}"
+        r100, r1000 = on_cpp(reading, small), on_cpp(reading, large)
+        print(f"reading the conversation alone on llamacpp ({reading}): 100 messages "
+              f"{r100 * 1e3:.2f} ms, 1,000 messages {r1000 * 1e3:.2f} ms: {r1000 / r100:.1f}x")
+    driver = driver_path("llamacpp")
+    if args.instructions and (driver is None or shutil.which("valgrind") is None):
+        print("instructions: needs valgrind and the llamacpp engine built", file=sys.stderr)
+    elif args.instructions and driver is not None:
+        now = DEFAULT_NOW.timestamp()
+        for label, source in (("seed translation", seed_jinja),
+                              ("reading the conversation alone", "{{ messages|length }}")):
+            i100, i1000 = (instructions_per_render(driver, source, c, now) for c in (small, large))
+            print(f"{label} on llamacpp, instructions per render (callgrind): 100 messages "
+                  f"{i100:,}, 1,000 messages {i1000:,}: {i1000 / i100:.2f}x")
     return 0
 
 
