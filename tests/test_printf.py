@@ -83,7 +83,8 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
     ('{{ range .Messages }}{{ printf "%#x" . }}{{ end }}', r"%x with a \*templateMessage operand: "
      "with a flag other than `-`, which fmt applies to each field"),
     ('{{ printf "%[1]*d" 1 2 }}', "an argument index with `\\*`"),
-    ('{{ range .Messages }}{{ printf "%#g" 1.5 }}{{ end }}', "'%#g' of a float64: not supported"),
+    ('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',
+     "%T with a templateTool operand"),
 ])
 def test_what_is_not_translated_says_which_directive(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message):
@@ -539,6 +540,21 @@ def test_printf_of_floats_takes_sign_space_and_zero_flags_on_every_engine() -> N
     jinja = verified(source, cases=5)
     want = ("[1.5][-2.25][0001e+21][-000.000][ 1.500000e+00][-1.5     ][ 1.000000E-07]"
             "[%!d(float64=+1.5)][-00000.5]")
+    conv = {"messages": [{"role": "user", "content": "hi"}]}
+    renders_everywhere_as_go(source, jinja, conv, want)
+
+
+def test_printf_sharp_of_floats_keeps_a_point_and_zeros_on_every_engine() -> None:
+    """fmtFloat's `#`, by hand: always a point; %g %G %x zeros up to the precision (6 without
+    one) counted from the first digit that is not 0 (%x counts its `x`), %X and %e %f none;
+    zeros pad after the sign; %#v of a float64 is its %v. A number known only at run time
+    takes the same path."""
+    source = ('{{ printf "%#g|%#.3g|%#e|%#.0f|%#x|%#X|%#.0x|%#G|%#-9g|%#08.2g|%#g|%#g|%#v" 1.5 '
+              '100.0 1.5 2.5 1.5 1.5 1.5 1e-7 3.0 -1.0 1.2345678 0.0 1.0 }}{{ $x := 2.0 }}'
+              '{{ range .Messages }}{{ $x = 0.25 }}{{ end }}{{ printf "|%#g|%#x" $x $x }}')
+    jinja = verified(source, cases=5)
+    want = ("1.50000|100.|1.500000e+00|2.|0x1.8000p+00|0X1.8P+00|0x1.p+01|1.00000E-07|3.00000  |"
+            "-00001.0|1.2345678|0.00000|1|0.250000|0x1.0000p-02")
     conv = {"messages": [{"role": "user", "content": "hi"}]}
     renders_everywhere_as_go(source, jinja, conv, want)
 

@@ -320,13 +320,14 @@ class Printf:
         if type_name == "float64" and arg.is_const and verb.verb in "xX" \
                 and verb.precision is None and not verb.has("#"):
             return const_expr(_go_hex_float(float(arg.const), verb))  # type: ignore[arg-type]
-        if type_name == "float64" and verb.verb in "xX" and set(verb.flags) <= _FLOAT_FLAGS:
-            # strconv's hex float, rounded to a precision, then fmtFloat's sign and padding
+        if type_name == "float64" and verb.verb in "xX" \
+                and set(verb.flags) <= _FLOAT_FLAGS | {"#"}:
+            # strconv's hex float, rounded to a precision, then fmtFloat's `#`, sign and padding
             self.macros.add("go_hex_float")
             text = Expr(f"go_hex_float({arg.code}, {runtime.literal(verb.verb)}, "
                         f"{_or_minus_one(verb.precision)})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
-            return self.signed(text, verb)
+            return self.signed(self.sharp_float(text, verb), verb)
         if type_name == "float64" and arg.is_const and verb.verb in "fFeE" \
                 and not verb.has("#"):
             # a constant, formatted here: C's %f/%e, like Go's, round the exact binary value
@@ -342,15 +343,28 @@ class Printf:
             text = Expr(f"go_bin_float({arg.code})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
             return self.signed(text, replace(verb, flags=verb.flags.replace("#", "")))
-        if type_name == "float64" and verb.verb in "fFeEgGv" and set(verb.flags) <= _FLOAT_FLAGS:
-            # known only at run time: strconv's exact rounding in the runtime (%v is %g)
+        if type_name == "float64" and verb.verb in "fFeEgGv" \
+                and set(verb.flags) <= _FLOAT_FLAGS | {"#"}:
+            # known only at run time: strconv's exact rounding in the runtime (%v is %g; its
+            # `#` was taken off above: %#v of a float64 is %v)
             self.macros.update(("go_fmt_float", "go_pad"))
             prec = (verb.precision if verb.precision is not None
                     else 6 if verb.verb in "fFeE" else -1)
             text = Expr(f"go_fmt_float({arg.code}, {runtime.literal(verb.verb.replace('v', 'g'))}"
                         f", {prec})", GoType.STRING, stable=arg.stable, loop=arg.loop)
-            return self.signed(text, verb)
+            return self.signed(self.sharp_float(text, verb), verb)
         raise unsupported
+
+    def sharp_float(self, text: Expr, verb: Verb) -> Expr:
+        """A float's strconv text as fmtFloat's `#` leaves it (go_sharp_float): always a point,
+        and %g %G %x (not %X: fmtFloat's own rule) zeros to their precision (6 without one)."""
+        if not verb.has("#"):
+            return text
+        self.macros.add("go_sharp_float")
+        strconv_verb = verb.verb.replace("v", "g")
+        prec = -1 if verb.precision is None else verb.precision
+        return Expr(f"go_sharp_float({text.code}, {runtime.literal(strconv_verb)}, {prec})",
+                    GoType.STRING, stable=text.stable, loop=text.loop)
 
     def signed(self, text: Expr, verb: Verb) -> Expr:
         """A float's text (ASCII) as fmtFloat finishes it: `+` writes a plus sign, a space

@@ -45,10 +45,10 @@ API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro
 `macro_block(names)` (the same between two comment lines, as the translator pastes it),
 `public_macros()`. Public macros:
 values — json_string, json_number, print_number, go_fmt_float, go_hex_float, go_bin_float,
-json_value, print_value, print_slice, print_strings, print_int; tools — json_tools, json_tool,
-json_function, json_parameters, json_properties, print_properties, json_property,
-print_property, print_property_type, typescript_type; tool calls (Jinja-side shape of the
-contract) — json_tool_calls, json_tool_call, print_tool_calls, print_tool_call,
+go_sharp_float, json_value, print_value, print_slice, print_strings, print_int; tools —
+json_tools, json_tool, json_function, json_parameters, json_properties, print_properties,
+json_property, print_property, print_property_type, typescript_type; tool calls (Jinja-side
+shape of the contract) — json_tool_calls, json_tool_call, print_tool_calls, print_tool_call,
 print_tool_call_function, json_arguments, print_arguments; the template's structs as json —
 json_message, json_messages; Go's builtins and fmt — go_pad, go_pad_number, go_pad_string,
 go_int, go_html, go_query_number, go_len, go_slice, go_slice_equals, go_slice_len, go_runes,

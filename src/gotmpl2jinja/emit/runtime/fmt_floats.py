@@ -188,3 +188,26 @@ _define(
 {%- endif -%}
 """,
 )
+
+_define(
+    "go_sharp_float", "s, verb, prec",
+    "fmtFloat's `#` flag on strconv's text `s` of a float64 for verb f F e E g G x X (`prec` "
+    "the precision, -1: none): a point where there is none, and for g G x (not X) zeros until "
+    "the mantissa has `prec` digits (6 without one) counted from its first character other "
+    "than 0 and the point (so %#x counts its `x`), a lone 0 counting once; the exponent "
+    "stays after them. Infinities and NaN are left as they are, as Go leaves them.",
+    """
+{%- set neg = s[:1] == '-' -%}
+{%- set body = s[1:] if neg else s -%}
+{%- if 'Inf' in body or 'NaN' in body -%}{{- s -}}
+{%- else -%}
+{%- set mant = body.split(('p' if verb == 'x' else 'P') if verb in 'xX'
+    else ('E' if verb in 'EG' else 'e'))[0] -%}
+{%- set n = ((6 if prec < 0 else prec) if verb in 'gGx' else 0)
+    - (mant.replace('.', '').replace('0', ' ').lstrip()|length) - (1 if mant == '0' else 0) -%}
+{{- ('-' if neg else '') ~ mant ~ ('' if '.' in mant else '.') -}}
+{%- for i in range(n if n > 0 else 0) -%}{{- '0' -}}{%- endfor -%}
+{{- body[mant|length:] -}}
+{%- endif -%}
+""",
+)
