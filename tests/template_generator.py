@@ -53,7 +53,7 @@ PRINTF_FORMATS = ("%s", "%v", "%d", "%q", "%t", "%s|%v", "x%%y", "%5s", "%-3v", 
                   "%5t", "%05t", "%O", "%#b", "% d %d", "%.d", "%5.", "%5T", "%#v", "%+v",
                   "%.2s", "%-5.1v|", "%06s", "%c", "%U", "%#q", "%+q", "% x", "%-4c|",
                   "%#U", "%05q", "%# X", "%[2]v|%[1]s", "%[0]d", "%#g", "%#.1x",
-                  "%+#8.3e|")
+                  "%+#8.3e|", "%0+6.1f|")
 #: Functions and their arities (Ollama's FuncMap plus Go's builtins).
 FUNCTIONS: dict[str, tuple[int, int]] = {
     "and": (1, 3), "or": (1, 3), "not": (1, 1), "eq": (2, 3), "ne": (2, 2), "lt": (2, 2),

@@ -80,8 +80,9 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ('{{ range .Messages }}{{ printf "%#x" . }}{{ end }}', r"%x with a \*templateMessage operand: "
-     "with a flag other than `-`, which fmt applies to each field"),
+    ('{{ range .Tools }}{{ printf "%05d" . }}{{ end }}{{ range .Messages }}{{ end }}',
+     "%d with a templateTool operand: with a flag other than `-`, which fmt applies to each "
+     "field"),
     ('{{ printf "%[1]*d" 1 2 }}', "an argument index with `\\*`"),
     ('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',
      "%T with a templateTool operand"),
@@ -556,6 +557,61 @@ def test_printf_sharp_of_floats_keeps_a_point_and_zeros_on_every_engine() -> Non
     want = ("1.50000|100.|1.500000e+00|2.|0x1.8000p+00|0X1.8P+00|0x1.p+01|1.00000E-07|3.00000  |"
             "-00001.0|1.2345678|0.00000|1|0.250000|0x1.0000p-02")
     conv = {"messages": [{"role": "user", "content": "hi"}]}
+    renders_everywhere_as_go(source, jinja, conv, want)
+
+
+def test_printf_flags_of_decoded_json_reach_every_value_inside_on_every_engine() -> None:
+    """By hand from printValue: a map's keys and values and a list's items each take the
+    directive's flags: `+` signs a float (also inside a bad verb's %!d(float64=+1.5)), `0`
+    pads strings, booleans and numbers with zeros (not a nil inside: `<nil>` as is), `#`
+    gives %g its zeros, a space stands for a plus sign; at the top a nil is padded like a
+    string (%07v) or %!e(<nil>)."""
+    source = ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%+d;%05.1f;%#g;" '
+              '.Function.Arguments .Function.Arguments .Function.Arguments }}'
+              '{{ range $k, $v := .Function.Arguments }}{{ printf "[%07v|% .2e]" $v $v }}'
+              '{{ end }}{{ end }}{{ end }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {
+        "name": "f", "arguments": {"a": 1.5, "b": 'é"x', "c": [True, None, -2],
+                                   "d": {"e": "k"}, "n": None}}}]}]}
+    want = ('map[%!d(string=a):%!d(float64=+1.5) %!d(string=b):%!d(string=é"x) '
+            '%!d(string=c):[%!d(bool=true) <nil> %!d(float64=-2)] '
+            '%!d(string=d):map[%!d(string=e):%!d(string=k)] %!d(string=n):<nil>];'
+            'map[%!f(string=0000a):001.5 %!f(string=0000b):%!f(string=0000é) '
+            '%!f(string=0000c):[%!f(bool=0true) <nil> -02.0] '
+            '%!f(string=0000d):map[%!f(string=0000e):%!f(string=0000k)] %!f(string=0000n):<nil>];'
+            'map[%!g(string=a):1.50000 %!g(string=b):%!g(string=é"x) '
+            '%!g(string=c):[%!g(bool=true) <nil> -2.00000] '
+            '%!g(string=d):map[%!g(string=e):%!g(string=k)] %!g(string=n):<nil>];'
+            '[00001.5| 1.50e+00][0000é"x|%!e(string=é")]'
+            '[[000true <nil> -000002]|[%!e(bool=true) <nil> -2.00e+00]]'
+            '[map[000000e:000000k]|map[%!e(string=e):%!e(string=k)]][00<nil>|%!e(<nil>)]')
+    renders_everywhere_as_go(source, jinja, conv, want)
+
+
+def test_printf_flags_of_a_message_and_its_calls_reach_every_field_on_every_engine() -> None:
+    """By hand from printValue: %+v names each struct field (plusV, down into the calls);
+    `+` signs the Index and the arguments' numbers (%+d); `0` pads every field with zeros but
+    Images' `[]`; `% x` spaces the bytes and signs the Index with a space; %+q quotes the
+    Index as an ASCII rune; %#U gives a float inside its %#v-less `#` (1.50000); an int in a
+    bad verb with a precision is padded with spaces, not zeros (fmtInteger)."""
+    source = ('{{ range .Messages }}{{ printf "%+v|%+d|%05v" . . . }}{{ range .ToolCalls }}'
+              '{{ printf "<%+v|% x|%+q|%#U|%05.1f>" . . . . . }}{{ end }}'
+              '{{ printf "%+v" .ToolCalls }}{{ end }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [{"role": "assistant", "content": "hé", "tool_calls": [
+        {"id": "c1", "function": {"index": 3, "name": "f", "arguments": {"a": 1.5}}}]}]}
+    call = '{ID:c1 Function:{Index:3 Name:f Arguments:{"a":1.5}}}'
+    want = ("&{Role:assistant Content:hé Thinking: Images:[] ToolCalls:[" + call + "] "
+            "ToolName: ToolCallID:}|"
+            "&{%!d(string=assistant) %!d(string=hé) %!d(string=) [] [{%!d(string=c1) {+3 "
+            "%!d(string=f) map[%!d(string=a):%!d(float64=+1.5)]}}] %!d(string=) %!d(string=)}|"
+            '&{assistant 000hé 00000 [] [{000c1 {00003 0000f {"a":1.5}}}] 00000 00000}'
+            "<" + call + "|{63 31 { 3 66 7b 22 61 22 3a 31 2e 35 7d}}|"
+            '{"c1" {\'\\x03\' "f" "{\\"a\\":1.5}"}}|'
+            "{%!U(string=c1) {U+0003 %!U(string=f) map[%!U(string=a):%!U(float64=1.50000)]}}|"
+            "{%!f(string=0000c) {%!f(int=    3) %!f(string=0000f) map[%!f(string=0000a):001.5]}}>"
+            "[" + call + "]")
     renders_everywhere_as_go(source, jinja, conv, want)
 
 

@@ -38,6 +38,11 @@ _TOOL_SHAPES = {
 
 #: Why %x, %X or %q with a flag other than `-` is refused for a composite value (a message,
 #: its calls, a decoded-JSON value): fmt prints every field with the flags.
+#: the values whose printing takes every flag (fmt hands them to each field and value inside)
+_FLAGGED = (GoType.ANY, GoType.ARGS, GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE)
+#: templateMessage's fields in order, as %+v names them
+_MESSAGE_FIELDS = ("Role", "Content", "Thinking", "Images", "ToolCalls", "ToolName",
+                   "ToolCallID")
 _FLAGGED_COMPOSITE = ("with a flag other than `-`, which fmt applies to each field (not "
                       "translated)")
 
@@ -157,8 +162,8 @@ class Printf:
                     f"boolean else 'string' if {v} is string else 'float64' if {v} is number "
                     f"else 'map[string]interface {{}}' if {v} is mapping else '[]interface {{}}'",
                     GoType.STRING, COND, stable=arg.stable, loop=arg.loop), verb, zero=True)
-            if arg.type in STRINGERS and (verb.verb in "vs" and not verb.has("#")
-                                          or verb.verb in "xXq"):
+            if arg.type in STRINGERS and (verb.verb == "v" and not verb.has("#")
+                                          or verb.verb in "sxXq"):
                 # String() (fmt calls it for %v %s %x %X %q), then the verb as for a string
                 # (`+` means nothing there but for %q)
                 flags = verb.flags if verb.verb == "q" else verb.flags.replace("+", "")
@@ -180,13 +185,14 @@ class Printf:
             if arg.type == GoType.MESSAGES:
                 raise self.error(f"printf of {arg.type.value} by %{verb.verb} with flags "
                                  f"{verb.flags!r}: not supported", node)
-            if verb.verb in "sdvfFeEgGotcUOxXqb" and set(verb.flags) <= {"-"}:
+            if verb.verb in "sdvfFeEgGotcUOxXqb" and (set(verb.flags) <= {"-"} or arg.type in (
+                    _FLAGGED) and not (verb.verb == "v" and verb.has("#"))):
                 composite = self.printf_composite(verb, arg, node)
                 if composite is not None:
                     return composite
             if verb.verb == "v" and verb.has("#"):
                 why = "Go syntax of the template's own types (not translated)"
-            elif verb.verb in "xXq" and not set(verb.flags) <= {"-"}:
+            elif not set(verb.flags) <= {"-"}:
                 why = _FLAGGED_COMPOSITE
             else:
                 why = "not supported"
@@ -207,15 +213,25 @@ class Printf:
         return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=False)
 
     def printf_composite(self, verb: Verb, arg: Expr, node: nodes.Node) -> Expr | None:
-        """%s, %d, %v, %f, %e or %g (a width, a precision and `-` at most) of a decoded-JSON
-        value, a message, its tool calls or one call, as fmt's printValue prints them
-        (runtime.go_fmt_*); %d of the tool shapes; None for the others (a pointer inside
-        prints its address, or a type name of Go's package)."""
+        """%s, %d, %v, %f, %e or %g (a width, a precision and `-` at most, and any flags of a
+        decoded-JSON value) of a decoded-JSON value, a message, its tool calls or one call, as
+        fmt's printValue prints them (runtime.go_fmt_*); %d of the tool shapes; None for the
+        others (a pointer inside prints its address, or a type name of Go's package)."""
         t, c = arg.type, arg.code
         params = _fmt_args(verb)
+        # fmt hands the flags to each value inside; %+v's `+` is plusV, which only names a
+        # struct's fields (decoded JSON has none)
+        others = verb.flags.replace("-", "")
+        names = verb.verb == "v" and "+" in others
+        others = others.replace("+", "") if verb.verb == "v" else others
+        if others and t in (GoType.ANY, GoType.ARGS):
+            params += f", {runtime.literal(others)}"
+        # the structs' macros take `bare`, then the flags and whether to name the fields
+        struct_params = params if not (others or names) else (
+            f"{params}, false, {runtime.literal(others)}, {_jinja_bool(names)}")
         if t == GoType.ANY:  # at the top, nil is printArg's: padded <nil> for %v, else %!s(<nil>)
             self.macros.add("go_fmt_json")
-            nil = (self.padded(const_expr("<nil>"), verb, zero=False) if verb.verb == "v"
+            nil = (self.padded(const_expr("<nil>"), verb, zero=True) if verb.verb == "v"
                    else const_expr(f"%!{verb.verb}(<nil>)"))
             return Expr(f"{nil.code} if {arg.wrap(COMPARE)} is none else "
                         f"go_fmt_json({c}, {params})", GoType.STRING, COND, stable=arg.stable,
@@ -231,14 +247,18 @@ class Printf:
         if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
             macro = "go_fmt_tool_call" if t == GoType.TOOL_CALL else "go_fmt_tool_calls"
             self.macros.add(macro)
-            return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
+            return Expr(f"{macro}({c}, {struct_params})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
         if t == GoType.MESSAGE:  # the pointer at the top: & and the struct, field by field
             self.macros.update(("go_fmt_string", "go_fmt_tool_calls"))
             role, content, thinking, calls, name, call_id = self.message_struct(arg)
-            fields = [*(f"go_fmt_string({f}, {params})" for f in (role, content, thinking)),
-                      "'[]'", f"go_fmt_tool_calls({calls}, {params})",
-                      *(f"go_fmt_string({f}, {params})" for f in (name, call_id))]
+            string_params = params + (f", {runtime.literal(others)}" if others else "")
+            fields = [*(f"go_fmt_string({f}, {string_params})" for f in (role, content, thinking)),
+                      "'[]'", f"go_fmt_tool_calls({calls}, {struct_params})",
+                      *(f"go_fmt_string({f}, {string_params})" for f in (name, call_id))]
+            if names:
+                fields = [f"'{field}:' ~ {code}"
+                          for field, code in zip(_MESSAGE_FIELDS, fields, strict=True)]
             return Expr("'&{' ~ " + " ~ ' ' ~ ".join(fields) + " ~ '}'", GoType.STRING, CONCAT,
                         stable=arg.stable)
         if t in _TOOL_SHAPES and (verb.verb in "dobfFeEgGcUOt"

@@ -118,31 +118,49 @@ _define(
 # %!d(string=…), the value in %v with the same width and precision). `prec` -1: none.
 
 _define(
-    "go_fmt_string", "s, verb, width, minus, prec",
+    "go_fmt_string", "s, verb, width, minus, prec, flags=''",
     "fmt of a string inside a printed value for a verb of `sdvfFeEgGxXq` (`width`, `prec` -1: "
-    "none): its first `prec` runes padded to `width` runes, quoted by strconv.Quote for `q` "
-    "(go_escape_runes); for `x` and `X` its first `prec` UTF-8 bytes in hex, padded "
-    "(go_hex_string); for a verb other than `s`, `v` or `q` in `%!d(string=…)`.",
+    "none; `flags` the directive's others of `+#0 `): its first `prec` runes padded to `width` "
+    "runes (with zeros for `0`), quoted by strconv.Quote for `q` (go_escape_runes; `+` in "
+    "ASCII, `#` backquoted where it can be, go_quote); for `x` and `X` its first `prec` UTF-8 "
+    "bytes in hex, padded (go_hex_string, with `#` and ` `); for a verb other than `s`, `v` or "
+    "`q` in `%!d(string=…)`.",
     """
-{%- if verb in 'xX' -%}{{- go_hex_string(s, verb, width, minus, prec) -}}
+{%- set zero = '0' in flags and not minus -%}
+{%- if verb in 'xX' -%}{{- go_hex_string(s, verb, width, minus, prec, '#' in flags, ' ' in flags,
+    zero) -}}
 {%- else -%}
 {%- set t = go_truncate(s, prec) if prec >= 0 else s -%}
-{%- set t = '"' ~ go_escape_runes(t, 'q') ~ '"' if verb == 'q' else t -%}
-{%- set t = go_pad_string(t, width, minus, false) if width >= 0 else t -%}
+{%- if verb == 'q' -%}
+{%- set mode = 'q+' if '+' in flags else 'q' -%}
+{%- set t = go_quote(t, mode) if '#' in flags else '"' ~ go_escape_runes(t, mode) ~ '"' -%}
+{%- endif -%}
+{%- set t = go_pad_string(t, width, minus, zero) if width >= 0 else t -%}
 {{- t if verb in 'svq' else '%!' ~ verb ~ '(string=' ~ t ~ ')' -}}
 {%- endif -%}
 """,
-    ("go_truncate", "go_pad_string", "go_hex_string", "go_escape_runes"),
+    ("go_truncate", "go_pad_string", "go_hex_string", "go_escape_runes", "go_quote"),
 )
 
 _define(
-    "go_fmt_int", "n, verb, width, minus, prec",
+    "go_fmt_int", "n, verb, width, minus, prec, flags=''",
     "fmt of an int field (a tool call's Index, 0 when absent) for a verb of "
     "`sdvfFeEgGxXqcUoOb`: its digits, zero-filled to `prec` (none at all for 0 with `prec` "
     "0), padded; in hex, octal or binary for `x`, `X`, `o`, `O`, `b` (go_int); its rune for "
     "`c`, quoted for `q` (go_char), `U+` and its hex for `U` (go_unicode), padded by runes; "
-    "for another verb in `%!s(int=…)`.",
+    "for another verb in `%!s(int=…)`. `flags`, the directive's others of `+#0 `, go to "
+    "go_int (also for `d`, `v` and a bad verb's value), `+` quotes in ASCII, `#` gives %U "
+    "its rune, `0` pads %c and %q with zeros.",
     """
+{%- set v = n if n is defined and n is not none else 0 -%}
+{%- if flags -%}
+{%- set all = flags ~ ('-' if minus else '') -%}
+{%- set t = go_int(v, 'd', all, width, prec) -%}
+{{- go_int(v, verb, all, width, prec) if verb in 'xXoOb' else t if verb in 'dv'
+    else go_pad_string(go_char(v, 'q+' if verb == 'q' and '+' in flags else verb) if verb in 'cq'
+    else go_unicode(v, prec, '#' in flags), width, minus, '0' in flags and verb != 'U')
+    if verb in 'cqU' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
+{%- else -%}
 {%- set d = print_int(n) -%}
 {%- if prec >= 0 -%}
 {%- set neg = d[:1] == '-' -%}
@@ -151,85 +169,96 @@ _define(
     ~ go_pad('' if prec == 0 and a == '0' else a, prec, false, true) -%}
 {%- endif -%}
 {%- set t = go_pad(d, width, minus, false) -%}
-{%- set v = n if n is defined and n is not none else 0 -%}
 {{- go_int(v, verb, '-' if minus else '', width, prec) if verb in 'xXoOb'
     else go_pad_string(go_char(v, verb) if verb in 'cq' else go_unicode(v, prec, false), width,
     minus, false) if verb in 'cqU'
     else t if verb in 'dv' else '%!' ~ verb ~ '(int=' ~ t ~ ')' -}}
+{%- endif -%}
 """,
     ("go_pad", "print_int", "go_int", "go_char", "go_unicode", "go_pad_string"),
 )
 
 _define(
-    "go_fmt_json", "v, verb, width, minus, prec",
+    "go_fmt_json", "v, verb, width, minus, prec, flags=''",
     "fmt of a decoded-JSON value inside a printed value (and at the top, but for nil) for a "
-    "verb of `sdvfFeEgGotcUOxXb`: nil `<nil>` (unpadded), a bool padded, a float64 by "
-    "go_fmt_float (%v is %g), go_hex_float (%x) or go_bin_float (%b) padded, wrapped as "
-    "`%!s(bool=…)` / `%!d(float64=…)` for a verb it does not take; a string as "
-    "go_fmt_string; `map[k:v …]` in key order with keys as strings; `[a b]`.",
+    "verb of `sdvfFeEgGotcUOxXb`, `flags` the directive's others of `+#0 ` (fmt applies them "
+    "to each value inside): nil `<nil>` (unpadded), a bool padded, a float64 by go_fmt_float "
+    "(%v is %g), go_hex_float (%x) or go_bin_float (%b), then `#` (go_sharp_float), its sign "
+    "and padding (go_pad_number), wrapped as `%!s(bool=…)` / `%!d(float64=…)` for a verb it "
+    "does not take; a string as go_fmt_string; `map[k:v …]` in key order with keys as "
+    "strings; `[a b]`.",
     """
+{%- set zero = '0' in flags and not minus -%}
 {%- if v is not defined or v is none -%}{{- '<nil>' -}}
 {%- elif v is boolean -%}
-{%- set t = go_pad('true' if v else 'false', width, minus, false) -%}
+{%- set t = go_pad('true' if v else 'false', width, minus, zero) -%}
 {{- t if verb in 'vt' else '%!' ~ verb ~ '(bool=' ~ t ~ ')' -}}
-{%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus, prec) -}}
-{%- elif v is number and verb in 'xX' -%}{{- go_pad(go_hex_float(v, verb, prec), width, minus,
-    false) -}}
-{%- elif v is number and verb == 'b' -%}{{- go_pad(go_bin_float(v), width, minus, false) -}}
+{%- elif v is string -%}{{- go_fmt_string(v, verb, width, minus, prec, flags) -}}
 {%- elif v is number -%}
-{%- set fv = verb in 'fFeEgG' -%}
-{%- set t = go_pad(go_fmt_float(v, verb if fv else 'g',
-    prec if prec >= 0 else (6 if verb in 'fFeE' else 0 - 1))
-    if fv or prec >= 0 else print_number(v), width, minus, false) -%}
+{%- set fv = verb in 'fFeEgGxXb' -%}
+{%- set g = verb if fv else 'g' -%}
+{%- set t = go_hex_float(v, verb, prec) if verb in 'xX' else go_bin_float(v) if verb == 'b'
+    else go_fmt_float(v, g, prec if prec >= 0 else (6 if verb in 'fFeE' else 0 - 1))
+    if fv or prec >= 0 else print_number(v) -%}
+{%- set t = go_sharp_float(t, g, prec) if '#' in flags and verb != 'b' else t -%}
+{%- set t = go_pad_number(t, '+' in flags, ' ' in flags, width, minus, zero) -%}
 {{- t if fv or verb == 'v' else '%!' ~ verb ~ '(float64=' ~ t ~ ')' -}}
 {%- elif v is mapping -%}
 {{- 'map[' -}}
 {%- for k, x in @SORTED(v)@ -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus, prec) ~ ':'
-    ~ go_fmt_json(x, verb, width, minus, prec) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus, prec, flags) ~ ':'
+    ~ go_fmt_json(x, verb, width, minus, prec, flags) -}}
 {%- endfor -%}
 {{- ']' -}}
 {%- else -%}
 {{- '[' -}}
-{%- for x in v -%}{{- (' ' if not loop.first else '') ~ go_fmt_json(x, verb, width, minus, prec) -}}
+{%- for x in v -%}{{- (' ' if not loop.first else '')
+    ~ go_fmt_json(x, verb, width, minus, prec, flags) -}}
 {%- endfor -%}
 {{- ']' -}}
 {%- endif -%}
 """,
-    ("go_fmt_string", "go_pad", "print_number", "go_fmt_float", "go_hex_float", "go_bin_float"),
+    ("go_fmt_string", "go_pad", "go_pad_number", "print_number", "go_fmt_float", "go_hex_float",
+     "go_bin_float", "go_sharp_float"),
 )
 
 _define(
-    "go_fmt_tool_call", "c, verb, width, minus, prec, bare=false",
+    "go_fmt_tool_call", "c, verb, width, minus, prec, bare=false, flags='', names=false",
     "fmt of one templateToolCall for a verb of `sdvfFeEgGxXq`: `{ID {INDEX NAME ARGS}}`, "
     "each field by itself; ARGS by String() (as a string) for `s`, `v`, `x`, `X`, `q`, as a "
     "map for the others and when `bare` (inside a bad verb's value fmt calls no String "
-    "method; `map[]` when the call has none).",
+    "method; `map[]` when the call has none). `flags` (the directive's others of `+#0 `) go "
+    "to every field; `names` (%+v) writes each field's name before it: "
+    "`{ID:… Function:{Index:… Name:… Arguments:…}}`.",
     """
 {%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {%- set args = fn.arguments if fn.arguments is defined else none -%}
 {%- if bare or verb not in 'svxXq' -%}
-{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb, width, minus, prec) -%}
-{%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus, prec) -%}
+{%- set shown = 'map[]' if args is none else go_fmt_json(args, verb, width, minus, prec,
+    flags) -%}
+{%- else -%}{%- set shown = go_fmt_string(print_arguments(args), verb, width, minus, prec,
+    flags) -%}
 {%- endif -%}
-{{- '{' ~ go_fmt_string(c.id if c.id is defined and c.id is not none else '', verb, width,
-    minus, prec)
-    ~ ' {' ~ go_fmt_int(fn.index, verb, width, minus, prec) ~ ' '
+{{- '{' ~ ('ID:' if names else '') ~ go_fmt_string(c.id if c.id is defined and c.id is not none
+    else '', verb, width, minus, prec, flags)
+    ~ (' Function:{Index:' if names else ' {') ~ go_fmt_int(fn.index, verb, width, minus, prec,
+    flags) ~ (' Name:' if names else ' ')
     ~ go_fmt_string(fn.name if fn.name is defined and fn.name is not none else '', verb, width,
-    minus, prec) ~ ' ' ~ shown ~ '}}' -}}
+    minus, prec, flags) ~ (' Arguments:' if names else ' ') ~ shown ~ '}}' -}}
 """,
     ("go_fmt_string", "go_fmt_int", "go_fmt_json", "print_arguments"),
 )
 
 _define(
-    "go_fmt_tool_calls", "calls, verb, width, minus, prec, bare=false",
+    "go_fmt_tool_calls", "calls, verb, width, minus, prec, bare=false, flags='', names=false",
     "fmt of a message's ToolCalls for verb `s`, `v` or `d`: `[` go_fmt_tool_call joined by "
     "spaces `]`; `[]` when none.",
     """
 {{- '[' -}}
 {%- if calls is defined and calls is not none -%}
 {%- for c in calls -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus, prec, bare) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool_call(c, verb, width, minus, prec, bare, flags,
+    names) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
