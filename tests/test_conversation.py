@@ -32,6 +32,8 @@ from gotmpl2jinja.verify.conversation import ConversationError, jinja_context, v
           "arguments": "{}"}}]}]}, "tool_calls[0].function.arguments: must be an object"),
         ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"index": True}}]}]},
          "function.index: must be an integer"),
+        ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"index": -2**53}}]}]},
+         "function.index: is beyond ±(2^53 - 1), the contract's limit"),
         ({"messages": [{"role": "assistant", "tool_calls": [{"function": {
           "arguments": {"x": float("nan")}}}]}]}, "nan is not a JSON number"),
         ({"think": "extreme"}, "think: must be true, false or one of low, medium, high, max"),

@@ -615,6 +615,19 @@ def test_printf_flags_of_a_message_and_its_calls_reach_every_field_on_every_engi
     renders_everywhere_as_go(source, jinja, conv, want)
 
 
+def test_printf_u_of_a_negative_index_prints_its_uint64_on_every_engine() -> None:
+    """fmtUnicode of a negative int: the uint64 it converts to, by hand: -5 is 2^64 - 5,
+    U+FFFFFFFFFFFFFFFB; -(2^53 - 1) is U+FFE0000000000001 (the high word must not come from
+    |int of a negative number, which @huggingface/jinja floors)."""
+    source = ('{{ range .Messages }}{{ range .ToolCalls }}{{ printf "%U|" .Function.Index }}'
+              '{{ end }}{{ end }}')
+    jinja = verified(source, cases=10)
+    conv = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "index": -5}},
+        {"function": {"name": "f", "index": -(2**53 - 1)}}]}]}
+    renders_everywhere_as_go(source, jinja, conv, "U+FFFFFFFFFFFFFFFB|U+FFE0000000000001|")
+
+
 def test_printf_explicit_argument_indexes_move_the_next_operand_on_every_engine() -> None:
     """By hand from doPrintf: `[n]` picks operand n and the next verb takes n + 1; `[0]`, a
     width or precision after the index, or no `]` print %!d(BADINDEX); `%[2]%` still moves

@@ -23,6 +23,9 @@ THINK_LEVELS = ("low", "medium", "high", "max")
 
 #: The range of Go's int (64-bit), a tool call's `index` in Ollama's api.ToolCallFunction.
 GO_INT_MIN, GO_INT_MAX = -(2 ** 63), 2 ** 63 - 1
+#: The integers every engine holds and computes with exactly: @huggingface/jinja reads a
+#: JSON number as a double, and the runtime's digit arithmetic goes through `/`.
+SAFE_INT = 2 ** 53 - 1
 
 _TOP_KEYS = ("messages", "tools", "think", "prompt", "suffix")
 _MESSAGE_KEYS = ("role", "content", "thinking", "tool_calls", "tool_name", "tool_call_id")
@@ -135,6 +138,10 @@ def _check_tool_call(call: Any, where: str) -> None:
     if "index" in function and not GO_INT_MIN <= function["index"] <= GO_INT_MAX:
         raise _fail(f"{where}.function.index",
                     "does not fit Go's int: Ollama's decoder refuses the request")
+    if "index" in function and not -SAFE_INT <= function["index"] <= SAFE_INT:
+        raise _fail(f"{where}.function.index",
+                    "is beyond ±(2^53 - 1), the contract's limit: not every engine holds such "
+                    "an integer exactly")
     if "arguments" in function:
         arguments = function["arguments"]
         if not isinstance(arguments, dict):

@@ -347,11 +347,16 @@ _CALL_IDS = ("call_1", "call_2", "x")
 _TOOL_CALL_IDS = ("call_1", "call_2", "")
 
 
+#: Tool-call indexes: small ones, and the edges a printed Index meets (a negative number's
+#: uint64 for %U and %x, a number past the runes for %c, the contract's ±(2^53 - 1)).
+_INDEXES = (0, 1, 2, 3, -1, 1114112, 2**53 - 1, -(2**53 - 1))
+
+
 def build_tool_call(c: Chooser) -> dict[str, Any]:
     """A tool call with or without id / index / arguments (Go defaults what is missing)."""
     function: dict[str, Any] = {"name": _pick(c, _TOOL_NAMES)}
     if c.choice(2):
-        function["index"] = c.choice(4)
+        function["index"] = _pick(c, _INDEXES)
     if c.choice(2):
         function["arguments"] = _pick(c, arguments_pool())
     call: dict[str, Any] = {"function": function}

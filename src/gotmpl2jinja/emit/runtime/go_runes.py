@@ -380,12 +380,13 @@ _define(
 _define(
     "go_unicode", "n, prec, sharp",
     "fmt's %U of the integer `n` (fmtUnicode): `U+` and its hex digits (upper case, at least "
-    "`prec`, 4 at least), a negative number as the uint64 it converts to; with `sharp` (%#U) "
-    "then ` 'c'` when it is a rune unicode.IsPrint takes (go_char).",
+    "`prec`, 4 at least), a negative number as the uint64 it converts to (its high word from "
+    "|n| - 1: @huggingface/jinja's |int floors a negative number where the others truncate); "
+    "with `sharp` (%#U) then ` 'c'` when it is a rune unicode.IsPrint takes (go_char).",
     """
 {%- if n >= 0 -%}{%- set h = go_int(n, 'X', '', -1, prec if prec > 4 else 4) -%}
 {%- else -%}
-{%- set hi = ((n + 1) / 4294967296)|int - 1 -%}
+{%- set hi = 0 - ((0 - n - 1) / 4294967296)|int - 1 -%}
 {%- set h = go_int(4294967296 + hi, 'X', '', -1, 8)
     ~ go_int(n - hi * 4294967296, 'X', '', -1, 8) -%}
 {%- endif -%}
