@@ -80,9 +80,8 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ('{{ range .Tools }}{{ printf "%05d" . }}{{ end }}{{ range .Messages }}{{ end }}',
-     "%d with a templateTool operand: with a flag other than `-`, which fmt applies to each "
-     "field"),
+    ('{{ range .Tools }}{{ printf "%#v" . }}{{ end }}{{ range .Messages }}{{ end }}',
+     "%v with a templateTool operand: Go syntax of the template's own types"),
     ('{{ printf "%[1]*d" 1 2 }}', "an argument index with `\\*`"),
     ('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',
      "%T with a templateTool operand"),
@@ -626,6 +625,47 @@ def test_printf_u_of_a_negative_index_prints_its_uint64_on_every_engine() -> Non
         {"function": {"name": "f", "index": -5}},
         {"function": {"name": "f", "index": -(2**53 - 1)}}]}]}
     renders_everywhere_as_go(source, jinja, conv, "U+FFFFFFFFFFFFFFFB|U+FFE0000000000001|")
+
+
+def test_printf_flags_of_properties_and_bad_verbs_of_messages_on_every_engine() -> None:
+    """By hand from printValue and badVerb: %+v of an api.ToolProperty names its fields (also
+    in anyOf), `0` pads every field and the nil Properties pointer (`0<nil>`), %+d signs that
+    pointer's 0; a bad verb of .Messages prints each message by %v with the directive's flags:
+    `+` signs the Index and the arguments' numbers, `#` gives a float %#v-less zeros, a
+    precision cuts strings and zero-fills the Index (a space in place of its sign)."""
+    source = ('{{ range .Tools }}{{ range $k, $p := .Function.Parameters.Properties }}'
+              '{{ printf "%+v|%+06v|%+d" $p $p $p }}{{ end }}{{ end }}'
+              '{{ printf "%+s|%#05q|% .2f|%-+7t" .Messages .Messages .Messages .Messages }}')
+    jinja = verified(source, cases=20)
+    conv = {"messages": [
+        {"role": "user", "content": "hé"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": {
+            "index": 3, "name": "f", "arguments": {"a": 1.5, "b": [True, None]}}}]}],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {"a": {
+                "type": ["string", "null"], "description": "d", "enum": ["x", 1.5],
+                "items": {"k": None}, "anyOf": [{"type": "integer"}]}}}}}]}
+    bad = "(*template.templateMessage=&{"
+    want = ("{AnyOf:[{AnyOf:[] Type:integer Items:<nil> Description: Enum:[] Properties:<nil> "
+            "Required:[]}] Type:[string null] Items:map[k:<nil>] Description:d Enum:[x 1.5] "
+            "Properties:<nil> Required:[]}|"
+            "{AnyOf:[{AnyOf:[] Type:integer Items:<nil> Description:000000 Enum:[] "
+            "Properties:0<nil> Required:[]}] Type:[string null] Items:map[00000k:<nil>] "
+            "Description:00000d Enum:[00000x 0001.5] Properties:0<nil> Required:[]}|"
+            "{[{[] [%!d(string=integer)] <nil> %!d(string=) [] +0 []}] "
+            "[%!d(string=string) %!d(string=null)] map[%!d(string=k):<nil>] %!d(string=d) "
+            "[%!d(string=x) %!d(float64=+1.5)] +0 []}"
+            f"[%!s{bad}user hé  [] []  }}) "
+            f"%!s{bad}assistant   [] [{{c1 {{+3 f map[a:+1.5 b:[true <nil>]]}}}}]  }})]|"
+            f"[%!q{bad}0user 000hé 00000 [] [] 00000 00000}}) "
+            f"%!q{bad}assistant 00000 00000 [] [{{000c1 {{00003 0000f "
+            "map[0000a:1.50000 0000b:[0true <nil>]]}}] 00000 00000})]|"
+            f"[%!f{bad}us hé  [] []  }}) "
+            f"%!f{bad}as   [] [{{c1 {{ 03 f map[a: 1.5 b:[true <nil>]]}}}}]  }})]|"
+            f"[%!t{bad}user    hé              [] []                }}) "
+            f"%!t{bad}assistant                 [] [{{c1      {{+3      f       "
+            "map[a      :+1.5    b      :[true    <nil>]]}}]                })]")
+    renders_everywhere_as_go(source, jinja, conv, want)
 
 
 def test_printf_explicit_argument_indexes_move_the_next_operand_on_every_engine() -> None:

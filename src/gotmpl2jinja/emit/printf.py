@@ -39,7 +39,8 @@ _TOOL_SHAPES = {
 #: Why %x, %X or %q with a flag other than `-` is refused for a composite value (a message,
 #: its calls, a decoded-JSON value): fmt prints every field with the flags.
 #: the values whose printing takes every flag (fmt hands them to each field and value inside)
-_FLAGGED = (GoType.ANY, GoType.ARGS, GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE)
+_FLAGGED = (GoType.ANY, GoType.ARGS, GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE,
+            *_TOOL_SHAPES)
 #: templateMessage's fields in order, as %+v names them
 _MESSAGE_FIELDS = ("Role", "Content", "Thinking", "Images", "ToolCalls", "ToolName",
                    "ToolCallID")
@@ -175,16 +176,15 @@ class Printf:
                 # flags, width or precision (`0xc…`, or a number): `[]` when empty, else the
                 # contract's failure. (Other verbs print `%!s(*template.templateMessage=&{…})`.)
                 return self.text(arg, node)
-            if arg.type == GoType.MESSAGES and verb.verb not in "pT" \
-                    and set(verb.flags) <= {"-"}:
-                # badVerb of each element: `%!s(*template.templateMessage=&{…})`
+            if arg.type == GoType.MESSAGES and verb.verb not in "pT":
+                # badVerb of each element: `%!s(*template.templateMessage=&{…})`, each field
+                # by %v with the directive's flags
                 self.macros.add("go_fmt_bad_messages")
                 self.message_fields.update(OPTIONAL_MESSAGE_KEYS)
-                return Expr(f"go_fmt_bad_messages({self.concrete(arg).code}, {_fmt_args(verb)})",
+                others = verb.flags.replace("-", "")
+                params = _fmt_args(verb) + (f", {runtime.literal(others)}" if others else "")
+                return Expr(f"go_fmt_bad_messages({self.concrete(arg).code}, {params})",
                             GoType.STRING, stable=arg.stable)
-            if arg.type == GoType.MESSAGES:
-                raise self.error(f"printf of {arg.type.value} by %{verb.verb} with flags "
-                                 f"{verb.flags!r}: not supported", node)
             if verb.verb in "sdvfFeEgGotcUOxXqb" and (set(verb.flags) <= {"-"} or arg.type in (
                     _FLAGGED) and not (verb.verb == "v" and verb.has("#"))):
                 composite = self.printf_composite(verb, arg, node)
@@ -267,7 +267,9 @@ class Printf:
             # nested-properties pointer prints as fmtPointer prints it (go_fmt_property)
             macro = _TOOL_SHAPES[t]
             self.macros.add(macro)
-            return Expr(f"{macro}({c}, {params})", GoType.STRING, stable=arg.stable,
+            shape_params = params + (f", {runtime.literal(others)}" if others or names else "")
+            shape_params += ", true" if names else ""  # (only a property takes %v)
+            return Expr(f"{macro}({c}, {shape_params})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
         return None
 

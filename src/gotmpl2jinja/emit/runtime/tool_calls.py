@@ -267,10 +267,11 @@ _define(
 )
 
 _define(
-    "go_fmt_bad_messages", "msgs, verb, width, minus, prec",
+    "go_fmt_bad_messages", "msgs, verb, width, minus, prec, flags=''",
     "fmt of `.Messages` ([]*templateMessage) for a verb a pointer does not take (not `vpbodxX`): "
     "`[` each message as `%!s(*template.templateMessage=&{…})` joined by spaces `]`, the "
-    "struct by `v` with the directive's width and precision and no String method (badVerb).",
+    "struct by `v` with the directive's width, precision and flags (`flags`: its others of "
+    "`+#0 `) and no String method (badVerb).",
     # minja runs a macro in its caller's scope: the prefix is read before the calls, `m` is a
     # loop variable.
     """
@@ -278,12 +279,12 @@ _define(
 {{- '[' -}}
 {%- for m in msgs -%}
 {{- (' ' if not loop.first else '') ~ bad_prefix
-    ~ go_fmt_string(m['role'], 'v', width, minus, prec) ~ ' '
-    ~ go_fmt_string(m['content'], 'v', width, minus, prec) ~ ' '
-    ~ go_fmt_string(m.get('reasoning_content', ''), 'v', width, minus, prec) ~ ' [] '
-    ~ go_fmt_tool_calls(m.get('tool_calls', []), 'v', width, minus, prec, true) ~ ' '
-    ~ go_fmt_string(m.get('name', ''), 'v', width, minus, prec) ~ ' '
-    ~ go_fmt_string(m.get('tool_call_id', ''), 'v', width, minus, prec) ~ '})' -}}
+    ~ go_fmt_string(m['role'], 'v', width, minus, prec, flags) ~ ' '
+    ~ go_fmt_string(m['content'], 'v', width, minus, prec, flags) ~ ' '
+    ~ go_fmt_string(m.get('reasoning_content', ''), 'v', width, minus, prec, flags) ~ ' [] '
+    ~ go_fmt_tool_calls(m.get('tool_calls', []), 'v', width, minus, prec, true, flags) ~ ' '
+    ~ go_fmt_string(m.get('name', ''), 'v', width, minus, prec, flags) ~ ' '
+    ~ go_fmt_string(m.get('tool_call_id', ''), 'v', width, minus, prec, flags) ~ '})' -}}
 {%- endfor -%}
 {{- ']' -}}
 """,
@@ -301,7 +302,7 @@ _define(
 # api.ToolProperty has no String method at all, so `{{ $p }}` (print_property) is its %v.
 
 _define(
-    "go_fmt_property", "p, verb, width, minus, prec",
+    "go_fmt_property", "p, verb, width, minus, prec, flags='', names=false",
     "fmt of an api.ToolProperty for verb `d`, `o`, `b`, `O`, `t`, `s`, `v`, `c`, `U` or "
     "`fFeEgG` (width -1: none): "
     "`{[ANYOF…] [TYPE…] ITEMS DESCRIPTION [ENUM…] 0 [REQUIRED…]}`, e.g. `{[] "
@@ -309,7 +310,9 @@ _define(
     "method; the nil nested-properties pointer as fmtPointer prints it: a number for `d`, "
     "`o`, `b`, `x`, `X` (zero-filled to the precision), `<nil>` for `v`, else the bad verb "
     "with its type's name (`%!f(*api.ToolPropertiesMap=<nil>)`), `<nil>` padded in each; "
-    "nested `properties` make Go print an address: raises ADDRESS.",
+    "nested `properties` make Go print an address: raises ADDRESS. `flags` (the directive's "
+    "others of `+#0 `) go to every field, as fmt hands them on; `names` (%+v) writes each "
+    "field's name before it (`{AnyOf:[] Type:string Items:<nil> …}`).",
     # minja runs a macro in its caller's scope: after the recursive call (anyOf) only the loop
     # variable `q` is read (see json_property).
     """
@@ -318,28 +321,31 @@ _define(
 {{- raise_exception(@ADDRESS@) -}}
 {%- endif -%}
 {%- for q in [p] -%}
-{{- '{[' -}}
+{{- ('{AnyOf:[' if names else '{[') -}}
 {%- for a in q.get('anyOf', []) -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus, prec) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_property(a, verb, width, minus, prec, flags,
+    names) -}}
 {%- endfor -%}
 {%- set t = q.get('type', []) -%}
-{{- '] ' ~ (go_fmt_string(print_property_type(q), verb, width, minus, prec) if verb in 'svqxX'
-    else go_fmt_json([t] if t is string else t, verb, width, minus, prec)) ~ ' '
-    ~ go_fmt_json(q.get('items'), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec) ~ ' '
-    ~ (go_int(0, verb, '-' if minus else '', width, prec) if verb in 'dobxX'
-    else (go_pad('<nil>', width, minus, false)
+{{- (('] Type:' if names else '] ') ~ go_fmt_string(print_property_type(q), verb, width, minus,
+    prec, flags) if verb in 'svqxX' else '] ' ~ go_fmt_json([t] if t is string else t, verb,
+    width, minus, prec, flags)) ~ (' Items:' if names else ' ')
+    ~ go_fmt_json(q.get('items'), verb, width, minus, prec, flags) ~ (' Description:' if names
+    else ' ') ~ go_fmt_string(q.get('description', ''), verb, width, minus, prec, flags)
+    ~ (' Enum:' if names else ' ') ~ go_fmt_json(q.get('enum', []), verb, width, minus, prec,
+    flags) ~ (' Properties:' if names else ' ')
+    ~ (go_int(0, verb, flags ~ ('-' if minus else ''), width, prec) if verb in 'dobxX'
+    else (go_pad('<nil>', width, minus, '0' in flags and not minus)
     if verb == 'v' else '%!' ~ verb ~ '(*api.ToolPropertiesMap=' ~ go_pad('<nil>', width, minus,
-    false) ~ ')')) ~ ' '
-    ~ go_fmt_json(q.get('required', []), verb, width, minus, prec) ~ '}' -}}
+    '0' in flags and not minus) ~ ')')) ~ (' Required:' if names else ' ')
+    ~ go_fmt_json(q.get('required', []), verb, width, minus, prec, flags) ~ '}' -}}
 {%- endfor -%}
 """,
     ("go_fmt_string", "go_fmt_json", "go_pad", "print_property_type", "go_int"),
 )
 
 _define(
-    "go_fmt_properties", "props, verb, width, minus, prec",
+    "go_fmt_properties", "props, verb, width, minus, prec, flags=''",
     "fmt of templateProperties (a Go map) for a verb of go_fmt_property but `s` and `v`: "
     "`map[KEY:PROPERTY …]`, keys sorted bytewise, each printed with the verb; `map[]` when "
     "absent or null.",
@@ -347,8 +353,8 @@ _define(
 {{- 'map[' -}}
 {%- if props is defined and props is not none -%}
 {%- for k, x in @SORTED(props)@ -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus, prec) ~ ':'
-    ~ go_fmt_property(x, verb, width, minus, prec) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_string(k, verb, width, minus, prec, flags) ~ ':'
+    ~ go_fmt_property(x, verb, width, minus, prec, flags) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
@@ -357,55 +363,55 @@ _define(
 )
 
 _define(
-    "go_fmt_parameters", "p, verb, width, minus, prec",
+    "go_fmt_parameters", "p, verb, width, minus, prec, flags=''",
     "fmt of templateToolFunctionParameters for a verb of go_fmt_properties: `{TYPE DEFS "
     "ITEMS [REQUIRED…] PROPERTIES}`.",
     """
 {%- set p = p if p is defined and p is mapping else {} -%}
 {%- set props = p.get('properties') -%}
-{{- '{' ~ go_fmt_string(p.get('type', ''), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_json(p.get('$defs'), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_json(p.get('items'), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_json(p.get('required', []), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_properties(props, verb, width, minus, prec) ~ '}' -}}
+{{- '{' ~ go_fmt_string(p.get('type', ''), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_json(p.get('$defs'), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_json(p.get('items'), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_json(p.get('required', []), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_properties(props, verb, width, minus, prec, flags) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_json", "go_fmt_properties"),
 )
 
 _define(
-    "go_fmt_function", "fn, verb, width, minus, prec",
+    "go_fmt_function", "fn, verb, width, minus, prec, flags=''",
     "fmt of templateToolFunction for a verb of go_fmt_properties: `{NAME DESCRIPTION PARAMETERS}`.",
     """
 {%- set fn = fn if fn is defined and fn is mapping else {} -%}
 {%- set p = fn.get('parameters') -%}
-{{- '{' ~ go_fmt_string(fn.get('name', ''), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_string(fn.get('description', ''), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_parameters(p, verb, width, minus, prec) ~ '}' -}}
+{{- '{' ~ go_fmt_string(fn.get('name', ''), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_string(fn.get('description', ''), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_parameters(p, verb, width, minus, prec, flags) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_parameters"),
 )
 
 _define(
-    "go_fmt_tool", "t, verb, width, minus, prec",
+    "go_fmt_tool", "t, verb, width, minus, prec, flags=''",
     "fmt of templateTool for a verb of go_fmt_properties: `{TYPE ITEMS FUNCTION}`.",
     """
 {%- set f = t.get('function') -%}
-{{- '{' ~ go_fmt_string(t.get('type', ''), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_json(t.get('items'), verb, width, minus, prec) ~ ' '
-    ~ go_fmt_function(f, verb, width, minus, prec) ~ '}' -}}
+{{- '{' ~ go_fmt_string(t.get('type', ''), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_json(t.get('items'), verb, width, minus, prec, flags) ~ ' '
+    ~ go_fmt_function(f, verb, width, minus, prec, flags) ~ '}' -}}
 """,
     ("go_fmt_string", "go_fmt_json", "go_fmt_function"),
 )
 
 _define(
-    "go_fmt_tools", "ts, verb, width, minus, prec",
+    "go_fmt_tools", "ts, verb, width, minus, prec, flags=''",
     "fmt of templateTools for a verb of go_fmt_properties: `[` go_fmt_tool joined by "
     "spaces `]`; `[]` when none.",
     """
 {{- '[' -}}
 {%- if ts is defined and ts is not none -%}
 {%- for t in ts -%}
-{{- (' ' if not loop.first else '') ~ go_fmt_tool(t, verb, width, minus, prec) -}}
+{{- (' ' if not loop.first else '') ~ go_fmt_tool(t, verb, width, minus, prec, flags) -}}
 {%- endfor -%}
 {%- endif -%}
 {{- ']' -}}
