@@ -1329,3 +1329,29 @@ def test_range_over_an_int_below_one_takes_its_else(source: str) -> None:
     _assert_same_as_go(source, jinja, conv)
     result = verify_template(source, jinja, cases=10, engines=raw_engine_names(), seed=3)
     assert result.ok, result.divergences[0]
+
+
+def test_a_field_of_a_pipelines_nil_is_nil_but_of_a_ranges_nil_fails() -> None:
+    """Go's evalPipeline unwraps an interface{}: a nil decoded-JSON value that a pipeline ends
+    with (a variable, `(…)`, a template's or block's dot) is the invalid value, and every field
+    of it is nil (`<no value>`; eq nil, print `<nil>`, json `null`); a range's element keeps
+    the interface, and a field of its nil fails. The generator's slow run (seed 13,
+    2026-12-04, on 247628c) found the block case raising on every engine."""
+    source = ('{{ range .Tools }}{{ $y := .Items }}[{{ $y.Foo.Bar }}|{{ eq $y.Foo nil }}|'
+              '{{ print $y.Foo }}|{{ json $y.Foo }}|{{ (.Items).Foo }}]'
+              '{{ block "t0" .Items }}{{ . }}{{ .Foo }}{{ end }}{{ end }}'
+              '{{ range .Messages }}{{ end }}')
+    jinja = verified(source, cases=30)
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {}}}}]
+    conv = {"messages": [{"role": "user", "content": "x"}], "tools": tools}
+    want = "[<no value>|true|<nil>|null|<no value>]<no value><no value>"
+    assert reference.render(source, conv) == want
+    renders_everywhere(jinja, conv, want)
+    ranged = ('{{ range .Messages }}{{ range .ToolCalls }}{{ range .Function.Arguments.l }}'
+              '{{ .Foo }}{{ end }}{{ end }}{{ end }}')
+    call = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "arguments": {"l": [None]}}}]}]}
+    with pytest.raises(RenderError, match="nil pointer evaluating"):
+        reference.render(ranged, call)
+    fails_everywhere(verified(ranged, cases=30), call)

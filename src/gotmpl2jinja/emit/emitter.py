@@ -286,7 +286,8 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         if alts is not None:
             self.values[id(var)] = Expr(var.ref, GoType.MIXED, alts=alts)
             return
-        self.values[id(var)] = Expr(var.ref, value.type, maybe_undefined=value.maybe_undefined)
+        self.values[id(var)] = Expr(var.ref, value.type, maybe_undefined=value.maybe_undefined,
+                                    unwrapped=value.unwrapped)
 
     def assign(self, var: Variable, value: Expr, node: nodes.Node) -> None:
         current = self.values.get(id(var))
@@ -308,6 +309,11 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
             raise self.error(
                 f"{var.go_name} changes type ({current.type.value} → {value.type.value}); "
                 "not supported", node)
+        if current.type == value.type == GoType.ANY and current.unwrapped != value.unwrapped:
+            # a range's element keeps Go's interface (a field of its nil fails), a pipeline's
+            # value does not (a field of its nil is nil): one variable cannot say which it holds
+            raise self.error(f"{var.go_name} holds a range's decoded-JSON element and a "
+                             "pipeline's; not supported", node)
         self.line(f"{{%- set {var.ref} = {value.code} %}}")
         mentions = re.compile(rf"(?<![\w.]){re.escape(var.ref)}(?!\w)")
         for code in [c for c in self.prefixes if mentions.search(c)]:

@@ -82,6 +82,8 @@ class Expressions:
             # Go unwraps a pipeline's nil interface into the invalid value: a field of it (in a
             # variable, or `(.Foo).Bar`) is no value again, not a nil-pointer error
             return replace(result, type=GoType.NO_DATA)
+        if result.type == GoType.ANY:  # the same at run time, for a nil decoded-JSON value
+            return replace(result, unwrapped=True)
         return result
 
     def command(self, cmd: nodes.CommandNode, piped: Expr | None) -> Expr:
@@ -188,6 +190,14 @@ class Expressions:
         raise self.error(f"{type(node).__name__}: not supported here", node)
 
     def fields(self, base: Expr, names: list[str], node: nodes.Node) -> Expr:
+        if base.type == GoType.ANY and base.unwrapped and base.choice is None:
+            # a pipeline's nil (a variable, `with`'s or a template's dot, `(…)`): every field
+            # of it is nil, where a field of a nil interface inside a chain fails
+            chain = self.fields(replace(base, unwrapped=False), names, node)
+            if chain.type != GoType.ANY:
+                return chain
+            return Expr(f"none if {base.wrap(COMPARE)} is none else {chain.wrap(OR)}",
+                        GoType.ANY, COND, stable=chain.stable, loop=chain.loop)
         expr = base
         for name in names:
             expr = self.field(expr, name, node)

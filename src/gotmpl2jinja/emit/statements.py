@@ -53,6 +53,8 @@ class Statements:
         args = node.pipe.cmds[0].args if len(node.pipe.cmds) == 1 else []
         if len(args) == 1 and isinstance(args[0], nodes.DotNode) and not node.pipe.decl:
             value = self.dot  # `.` itself, the root map included
+            if value.type == GoType.ANY:  # (a pipeline still: Go unwraps the interface)
+                value = replace(value, unwrapped=True)
         else:
             value = self.pipeline(node.pipe)
         if value.type == GoType.RAISE:
@@ -64,7 +66,7 @@ class Statements:
         self.consumed(value)  # (the definition may measure or compare it)
         folded = value.is_const or value.type == GoType.ROOT
         key: tuple[object, ...] = (node.name, self.mode, value.type, value.maybe_undefined,
-                                   repr(value.const) if folded else None)
+                                   value.unwrapped, repr(value.const) if folded else None)
         entry = self.templates.by_key.get(key)
         if entry is None:
             base = ("fim_" if self.mode == "fim" else "") + "template_" \
@@ -78,7 +80,8 @@ class Statements:
                 # Go hands a nil argument over as no data at all: `.X` of it is <no value>
                 value = replace(value, type=GoType.NO_DATA)
             dot = value if folded else Expr("dot", value.type, stable=True,
-                                             maybe_undefined=value.maybe_undefined)
+                                             maybe_undefined=value.maybe_undefined,
+                                             unwrapped=value.unwrapped)
             entry = TemplateMacro(node.name, macro, dot, self.mode, not folded)
             self.templates.by_key[key] = entry
             self.templates.queue.append(entry)

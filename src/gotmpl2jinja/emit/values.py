@@ -135,6 +135,8 @@ class Expr:
     choice: Choice | None = None  # a CHOICE: which operand of an and/or Go's value is
     position: Expr | None = None  # a MESSAGE's index in the collated messages, where known
     #   (eq of two messages: Go compares their pointers)
+    unwrapped: bool = False  # an ANY a pipeline ended with: Go unwraps the interface, so a
+    #   nil there is the invalid value, whose fields are nil again (a range's element is not)
 
     def wrap(self, prec: int) -> str:
         """The code, parenthesised when looser than the context `prec`."""
