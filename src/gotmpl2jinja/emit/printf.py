@@ -79,6 +79,17 @@ def _fmt_args(verb: Verb) -> str:
             f"{_jinja_bool(verb.has('-'))}, {_or_minus_one(verb.precision)}")
 
 
+def _sharp_float(text: Expr, verb: Verb, macros: set[str]) -> Expr:
+    """A float's strconv text as fmtFloat's `#` leaves it (go_sharp_float): always a point,
+    and %g %G %x (not %X: fmtFloat's own rule) zeros to their precision (6 without one)."""
+    if not verb.has("#"):
+        return text
+    macros.add("go_sharp_float")
+    prec = -1 if verb.precision is None else verb.precision
+    return Expr(f"go_sharp_float({text.code}, {runtime.literal(verb.verb.replace('v', 'g'))}, "
+                f"{prec})", GoType.STRING, stable=text.stable, loop=text.loop)
+
+
 class Printf:
     """Emitter methods for `printf` (a mixin of `Emitter`)."""
 
@@ -349,7 +360,7 @@ class Printf:
             text = Expr(f"go_hex_float({arg.code}, {runtime.literal(verb.verb)}, "
                         f"{_or_minus_one(verb.precision)})", GoType.STRING, stable=arg.stable,
                         loop=arg.loop)
-            return self.signed(self.sharp_float(text, verb), verb)
+            return self.signed(_sharp_float(text, verb, self.macros), verb)
         if type_name == "float64" and arg.is_const and verb.verb in "fFeE" \
                 and not verb.has("#"):
             # a constant, formatted here: C's %f/%e, like Go's, round the exact binary value
@@ -374,19 +385,8 @@ class Printf:
                     else 6 if verb.verb in "fFeE" else -1)
             text = Expr(f"go_fmt_float({arg.code}, {runtime.literal(verb.verb.replace('v', 'g'))}"
                         f", {prec})", GoType.STRING, stable=arg.stable, loop=arg.loop)
-            return self.signed(self.sharp_float(text, verb), verb)
+            return self.signed(_sharp_float(text, verb, self.macros), verb)
         raise unsupported
-
-    def sharp_float(self, text: Expr, verb: Verb) -> Expr:
-        """A float's strconv text as fmtFloat's `#` leaves it (go_sharp_float): always a point,
-        and %g %G %x (not %X: fmtFloat's own rule) zeros to their precision (6 without one)."""
-        if not verb.has("#"):
-            return text
-        self.macros.add("go_sharp_float")
-        strconv_verb = verb.verb.replace("v", "g")
-        prec = -1 if verb.precision is None else verb.precision
-        return Expr(f"go_sharp_float({text.code}, {runtime.literal(strconv_verb)}, {prec})",
-                    GoType.STRING, stable=text.stable, loop=text.loop)
 
     def signed(self, text: Expr, verb: Verb) -> Expr:
         """A float's text (ASCII) as fmtFloat finishes it: `+` writes a plus sign, a space
