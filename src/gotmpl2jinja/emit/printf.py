@@ -36,14 +36,14 @@ _TOOL_SHAPES = {
 }
 
 
-#: Why %x, %X or %q with a flag other than `-` is refused for a composite value (a message,
-#: its calls, a decoded-JSON value): fmt prints every field with the flags.
 #: the values whose printing takes every flag (fmt hands them to each field and value inside)
 _FLAGGED = (GoType.ANY, GoType.ARGS, GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.MESSAGE,
             *_TOOL_SHAPES)
 #: templateMessage's fields in order, as %+v names them
 _MESSAGE_FIELDS = ("Role", "Content", "Thinking", "Images", "ToolCalls", "ToolName",
                    "ToolCallID")
+#: Why a flag other than `-` is refused for another composite value: fmt prints every field
+#: with the flags.
 _FLAGGED_COMPOSITE = ("with a flag other than `-`, which fmt applies to each field (not "
                       "translated)")
 
@@ -224,19 +224,20 @@ class Printf:
         return self.printf_value(verb, arg, type_name, fmt, node, sharp_v=False)
 
     def printf_composite(self, verb: Verb, arg: Expr, node: nodes.Node) -> Expr | None:
-        """%s, %d, %v, %f, %e or %g (a width, a precision and `-` at most, and any flags of a
-        decoded-JSON value) of a decoded-JSON value, a message, its tool calls or one call, as
-        fmt's printValue prints them (runtime.go_fmt_*); %d of the tool shapes; None for the
-        others (a pointer inside prints its address, or a type name of Go's package)."""
+        """%s, %d, %v, %f, %e or %g (with any width, precision and flags but `%#v`) of a
+        decoded-JSON value, a message, its tool calls or one call, as fmt's printValue prints
+        them (runtime.go_fmt_*); %d of the tool shapes; None for the others (a pointer inside
+        prints its address, or a type name of Go's package)."""
         t, c = arg.type, arg.code
-        params = _fmt_args(verb)
         # fmt hands the flags to each value inside; %+v's `+` is plusV, which only names a
         # struct's fields (decoded JSON has none)
         others = verb.flags.replace("-", "")
         names = verb.verb == "v" and "+" in others
         others = others.replace("+", "") if verb.verb == "v" else others
-        if others and t in (GoType.ANY, GoType.ARGS):
-            params += f", {runtime.literal(others)}"
+        params = _fmt_args(verb)
+        flagged = params + (f", {runtime.literal(others)}" if others else "")
+        if t in (GoType.ANY, GoType.ARGS):
+            params = flagged
         # the structs' macros take `bare`, then the flags and whether to name the fields
         struct_params = params if not (others or names) else (
             f"{params}, false, {runtime.literal(others)}, {_jinja_bool(names)}")
@@ -263,10 +264,9 @@ class Printf:
         if t == GoType.MESSAGE:  # the pointer at the top: & and the struct, field by field
             self.macros.update(("go_fmt_string", "go_fmt_tool_calls"))
             role, content, thinking, calls, name, call_id = self.message_struct(arg)
-            string_params = params + (f", {runtime.literal(others)}" if others else "")
-            fields = [*(f"go_fmt_string({f}, {string_params})" for f in (role, content, thinking)),
+            fields = [*(f"go_fmt_string({f}, {flagged})" for f in (role, content, thinking)),
                       "'[]'", f"go_fmt_tool_calls({calls}, {struct_params})",
-                      *(f"go_fmt_string({f}, {string_params})" for f in (name, call_id))]
+                      *(f"go_fmt_string({f}, {flagged})" for f in (name, call_id))]
             if names:
                 fields = [f"'{field}:' ~ {code}"
                           for field, code in zip(_MESSAGE_FIELDS, fields, strict=True)]
