@@ -15,10 +15,11 @@ Prints, per pair and as median / p90 / max, the ratio translation / own template
   the engine's own difference);
 then the scaling of the seed's translation (fixtures/seeds/002) from 100 to 1,000 messages on
 both engines, beside what reading the conversation alone costs there (`{{ messages|length }}`),
-and the seed translation's length. With `--instructions` (needs valgrind) the same scaling on
-llama.cpp's engine is also counted in instructions by callgrind, which do not change with the
-machine's load: the driver run on one request, then on three, the difference halved, so that
-reading the template and starting the process are left out.
+and the seed translation's length, whole and by part (each top-level runtime macro with the
+helpers defined inside it, and the template's own part). With `--instructions` (needs
+valgrind) the same scaling on llama.cpp's engine is also counted in instructions by callgrind,
+which do not change with the machine's load: the driver run on one request, then on three,
+the difference halved, so that reading the template and starting the process are left out.
 
 Usage: python benchmarks/bench_render.py [--repeat 30] [--batch 20] [--no-llamacpp] [--only NAME]
        [--instructions]
@@ -145,6 +146,25 @@ def instructions_per_render(driver: Path, template: str, context: dict[str, Any]
     return (total(3) - total(1)) // 2
 
 
+#: A runtime macro defined at the top level of a translation (the helpers only one macro calls
+#: are defined inside it, indented, and count with it).
+TOP_MACRO = re.compile(r"^\{%- macro (\w+)\(", re.MULTILINE)
+
+
+def length_parts(jinja: str, intro: str, outro: str) -> list[tuple[str, int]]:
+    """Where a translation's characters are: the header, each top-level runtime macro (with
+    the helpers inside it), and the template's own part after the macros."""
+    if intro not in jinja:
+        return [("the template itself", len(jinja))]
+    head, rest = jinja.split(intro, 1)
+    block, body = rest.split(outro, 1)
+    starts = [m.start() for m in TOP_MACRO.finditer(block)] + [len(block)]
+    parts = [("header", len(head) + len(intro) + starts[0])]
+    parts += [(TOP_MACRO.match(block, a).group(1), b - a)  # type: ignore[union-attr]
+              for a, b in zip(starts, starts[1:], strict=False)]
+    return parts + [("the template itself", len(outro) + len(body))]
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -170,6 +190,7 @@ def main() -> int:
 
     from gotmpl2jinja.batch.compare import tokens_for_entry, without_generation_tags
     from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.emit.runtime import MACROS_INTRO, MACROS_OUTRO
     from gotmpl2jinja.engines.cpp.build import driver_path
     from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engine, render_many
     from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError
@@ -271,6 +292,8 @@ def main() -> int:
     print()
     print(f"seed translation ({SEED.relative_to(ROOT)}): {len(seed_jinja):,} characters, "
           f"{seed_jinja.count(chr(10)):,} lines")
+    parts = length_parts(seed_jinja, MACROS_INTRO, MACROS_OUTRO)
+    print("  by part: " + ", ".join(f"{name} {size:,}" for name, size in parts))
     small, large = (jinja_context(long_conversation(n)) for n in (100, 1000))
     t100, t1000 = on_jinja2(seed_jinja, small), on_jinja2(seed_jinja, large)
     print(f"seed translation on jinja2: 100 messages {t100 * 1e3:.2f} ms, 1,000 messages "
