@@ -22,7 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))  # also when run as `python -m tests.test_emit`
 
-from everywhere import fails_everywhere, renders_everywhere, verified  # noqa: E402
+from everywhere import (  # noqa: E402
+    fails_everywhere,
+    renders_everywhere,
+    renders_everywhere_as_go,
+    verified,
+)
 from ollama_cases import TESTDATA_CASES  # noqa: E402
 
 from gotmpl2jinja.emit import translate, uses_messages  # noqa: E402
@@ -1355,3 +1360,22 @@ def test_a_field_of_a_pipelines_nil_is_nil_but_of_a_ranges_nil_fails() -> None:
     with pytest.raises(RenderError, match="nil pointer evaluating"):
         reference.render(ranged, call)
     fails_everywhere(verified(ranged, cases=30), call)
+
+
+def test_text_that_hfjs_preprocessing_would_rewrite_renders_as_go() -> None:
+    """@huggingface/jinja rewrites its source with regular expressions before reading it,
+    string literals included: lstrip_blocks drops spaces and tabs between a line start and
+    `{%`/`{#`/`{-`, where JavaScript starts a line after U+2028 and U+2029 too, and every
+    `{% generation %}` tag is cut out. Text or a string constant holding those is written as
+    literals cut there. The generator's slow run (seed 15, 2026-12-04, on 6b02564) found
+    `\\u2028 {%` printing without its space on hfjinja."""
+    legacy = "\u2028 {%"
+    renders_everywhere_as_go(legacy, verified(legacy, cases=10),
+                             {"messages": [{"role": "user", "content": "x"}]}, "\u2028 {%")
+    source = ('{{ range .Messages }}{{ .Content }}\u2029\t{-{{ end }}a{% generation %}b'
+              '{{ if eq .System "\u2028 {#" }}!{{ end }}{{ "x {%- endgeneration %} y" }}')
+    conv = {"messages": [{"role": "system", "content": "\u2028 {#"},
+                         {"role": "user", "content": "x"}]}
+    renders_everywhere_as_go(source, verified(source, cases=20), conv,
+                             "\u2028 {#\u2029\t{-x\u2029\t{-a{% generation %}b!"
+                             "x {%- endgeneration %} y")

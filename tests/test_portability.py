@@ -32,6 +32,21 @@ PROBES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         "{{ 'a\\u0041b' }}", {}, everywhere("aAb", llamacpp=ERROR, minja="au0041b")),
     "portable escapes": (
         "{{ '\\n\\t\\\\\\'\"' }}", {}, everywhere("\n\t\\'\"")),
+    # --- why a literal is cut after U+2028/U+2029 before `{%`, and inside `{% generation` ------
+    # (@huggingface/jinja's preprocessing rewrites the source, literals included: lstrip_blocks
+    # at every JavaScript line start, and {% generation %} tags cut out; runtime.quoted)
+    "lstrip after U+2028 inside a literal": (
+        "{{ '\u2028 {%' }}", {}, everywhere("\u2028 {%", hfjinja="\u2028{%")),
+    "lstrip after U+2029 and a tab inside a literal": (
+        "{{ 'a\u2029\t{#b' }}", {}, everywhere("a\u2029\t{#b", hfjinja="a\u2029{#b")),
+    "a generation tag inside a literal": (
+        "{{ 'a{% generation %}b' }}", {}, everywhere("a{% generation %}b", hfjinja="ab")),
+    "an endgeneration tag with a dash inside a literal": (
+        "{{ 'a {%- endgeneration %} b' }}", {},
+        everywhere("a {%- endgeneration %} b", hfjinja="a b")),
+    "the same literals cut where hf.js would rewrite them": (
+        "{{ ('\u2028' ~ ' {%') ~ ('a{' ~ '% generation %}b') }}", {},
+        everywhere("\u2028 {%a{% generation %}b")),
     # --- why no method is called on a call's result ----------------------------------------
     "method on a call's result": (
         "{% macro f() %}a-b{% endmacro %}{{ f().split('-')|length }}", {},

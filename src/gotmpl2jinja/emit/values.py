@@ -1,7 +1,8 @@
 """The values the emitter's parts share: a translated expression (`Expr`) with its Go type,
 literals printed as Go prints them, and the sets of Go types each rule is keyed on.
 
-May depend on: `analysis`, `emit.gofmt`, `errors`, `syntax`.
+May depend on: `analysis`, `emit.gofmt`, `emit.runtime` (how a literal is written), `errors`,
+`syntax`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from gotmpl2jinja.analysis import (
     Variable,
 )
 from gotmpl2jinja.emit.gofmt import Verb
+from gotmpl2jinja.emit.runtime.library import quoted
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.syntax import nodes
 
@@ -198,7 +200,7 @@ def quote(text: str) -> str:
     q = "'" if "'" not in text or '"' in text else '"'
     out = text.replace("\\", "\\\\").replace(q, "\\" + q)
     out = out.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    return q + out + q
+    return quoted(out, q)
 
 
 def go_float(value: float) -> str:

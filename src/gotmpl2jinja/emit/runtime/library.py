@@ -51,7 +51,27 @@ def literal(text: str) -> str:
             out.append(_PORTABLE_ESCAPES[ch])
         else:
             out.append(ch)
-    return "'" + "".join(out) + "'"
+    return quoted("".join(out), "'")
+
+
+#: Where @huggingface/jinja would rewrite a string literal before reading it: its preprocessing
+#: runs regular expressions over the whole source, literals included. lstrip_blocks drops the
+#: spaces and tabs between a line start and `{%`, `{#` or `{-`, and JavaScript starts a line
+#: after U+2028 and U+2029 as well (a literal writes \n and \r as escapes, those two as
+#: themselves); and every `{% generation %}`/`{% endgeneration %}` is cut out, with the
+#: whitespace around it (JavaScript's \s: Python's and U+FEFF). Found by the generator's slow
+#: run (seed 15, 2026-12-04: Go text `\u2028 {%`); measured in tests/test_portability.py.
+_HFJS_REWRITES = re.compile(r"[\u2028\u2029](?= *\{[#%-])|\{(?=%-?[\s\ufeff]*(?:end)?generation)")
+
+
+def quoted(body: str, quote: str) -> str:
+    """`body` (already escaped for `quote`) as a Jinja string literal; where @huggingface/jinja
+    would rewrite it, a concatenation of literals cut there, in parentheses."""
+    cuts = [m.end() for m in _HFJS_REWRITES.finditer(body)]
+    if not cuts:
+        return quote + body + quote
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    return "(" + " ~ ".join(quote + piece + quote for piece in pieces) + ")"
 
 
 #: Enough zeros for any plain (non-exponent) layout of a float64 by `json` or `%v`.
