@@ -231,7 +231,10 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         elif isinstance(node, RestoreDot):
             self.dot, truthy = self.outer_dots[node.key]
             self.truthy = set(truthy)
-        elif isinstance(node, (nodes.BreakNode, nodes.ContinueNode)):
+        elif isinstance(node, nodes.ContinueNode):
+            raise self.error("continue in a range's else (Go continues the enclosing range "
+                             "from there): not supported", node)
+        elif isinstance(node, nodes.BreakNode):
             raise self.error("break/continue left after rewriting", node)
         elif isinstance(node, nodes.ListNode):
             self.emit_list(node)

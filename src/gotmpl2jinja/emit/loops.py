@@ -44,48 +44,66 @@ def counts_itself(node: nodes.RangeNode) -> bool:
     return not any(isinstance(n, nodes.TemplateNode) for n in node.list.walk())
 
 
-def has_loop_control(lst: list[nodes.Node]) -> bool:
-    """A `break`/`continue` of the current loop (nested ranges have their own)."""
+_LOOP_CONTROL = (nodes.BreakNode, nodes.ContinueNode)
+
+
+def has_loop_control(lst: list[nodes.Node],
+                     kinds: tuple[type[nodes.Node], ...] = _LOOP_CONTROL) -> bool:
+    """A `break`/`continue` (of `kinds`) of the current loop (nested ranges have their own)."""
     for node in lst:
-        if isinstance(node, (nodes.BreakNode, nodes.ContinueNode)):
+        if isinstance(node, kinds):
             return True
         if isinstance(node, (nodes.IfNode, nodes.WithNode)):
             lists = [node.list.nodes] + ([node.else_list.nodes] if node.else_list else [])
-            if any(has_loop_control(x) for x in lists):
+            if any(has_loop_control(x, kinds) for x in lists):
                 return True
     return False
 
 
-def without_loop_control(lst: list[nodes.Node]) -> list[nodes.Node]:
+def else_without_break(lst: list[nodes.Node]) -> list[nodes.Node]:
+    """A range's else list with its `break`s taken out: the parser counts such a break as the
+    enclosing range's, but Go's walkRange consumes a break raised anywhere in its own walk, so
+    the else list just ends there and the enclosing range goes on (checked against Go). A
+    `continue` there does reach the enclosing range: it is left for the emitter to refuse."""
+    if not has_loop_control(lst, (nodes.BreakNode,)):
+        return lst
+    return without_loop_control(lst, else_list=True)
+
+
+def without_loop_control(lst: list[nodes.Node], *, else_list: bool = False
+                         ) -> list[nodes.Node]:
     """The loop body rewritten without `continue`/`break`: what follows an `if` whose branch
     continues moves into the branches that do not. @huggingface/jinja drops everything an
     iteration printed before a `continue`/`break`, so the emitted Jinja never uses them;
-    a `break` becomes a flag that skips the remaining iterations."""
+    a `break` becomes a flag that skips the remaining iterations. In a range's else list
+    (`else_list`, see `else_without_break`) a `break` only ends the list."""
+    kinds: tuple[type[nodes.Node], ...] = (nodes.BreakNode,) if else_list else _LOOP_CONTROL
     out: list[nodes.Node] = []
     for i, node in enumerate(lst):
-        if isinstance(node, nodes.ContinueNode):
+        if isinstance(node, nodes.ContinueNode) and not else_list:
             return out
         if isinstance(node, nodes.BreakNode):
-            out.append(BreakFlag(pos=node.pos))
+            if not else_list:
+                out.append(BreakFlag(pos=node.pos))
             return out
         if isinstance(node, nodes.IfNode) and has_loop_control(
-                node.list.nodes + (node.else_list.nodes if node.else_list else [])):
+                node.list.nodes + (node.else_list.nodes if node.else_list else []), kinds):
             rest = lst[i + 1:]
-            then = without_loop_control(node.list.nodes + rest)
+            then = without_loop_control(node.list.nodes + rest, else_list=else_list)
             other = without_loop_control((node.else_list.nodes if node.else_list else [])
-                                         + rest)
+                                         + rest, else_list=else_list)
             out.append(nodes.IfNode(
                 pipe=node.pipe, list=nodes.ListNode(nodes=then, pos=node.list.pos),
                 else_list=nodes.ListNode(nodes=other, pos=node.pos) if other else None,
                 pos=node.pos))
             return out
-        if isinstance(node, nodes.WithNode) and has_loop_control([node]):
+        if isinstance(node, nodes.WithNode) and has_loop_control([node], kinds):
             # as for `if`, but the rest runs with the dot from before the `with`
             rest, key = lst[i + 1:], id(node)
             then = without_loop_control([*node.list.nodes, RestoreDot(key=key, pos=node.pos),
-                                         *rest])
+                                         *rest], else_list=else_list)
             other = without_loop_control((node.else_list.nodes if node.else_list else [])
-                                         + rest)
+                                         + rest, else_list=else_list)
             out.append(LoopWith(
                 pipe=node.pipe, list=nodes.ListNode(nodes=then, pos=node.list.pos),
                 else_list=nodes.ListNode(nodes=other, pos=node.pos) if other else None,

@@ -22,6 +22,7 @@ from gotmpl2jinja.emit.loops import (
     Loop,
     LoopWith,
     counts_itself,
+    else_without_break,
     has_break,
     has_loop_control,
     without_loop_control,
@@ -276,7 +277,8 @@ class Statements:
             # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
                 self.bind_range_else(decl, coll)
-                self.emit_list(node.else_list)
+                self.emit_list(nodes.ListNode(nodes=else_without_break(node.else_list.nodes),
+                                              pos=node.else_list.pos))
             return
         elif coll.type in (GoType.STRING, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
             # Go: "range can't iterate over …", whatever the value (else branch or not)
@@ -368,7 +370,8 @@ class Statements:
             self.line("{%- else %}")
             assert node.else_list is not None
             self.bind_range_else(decl, coll)
-            self.body(node.else_list)
+            self.body(nodes.ListNode(nodes=else_without_break(node.else_list.nodes),
+                                     pos=node.else_list.pos))
             self.line("{%- endif %}")
 
     @staticmethod
