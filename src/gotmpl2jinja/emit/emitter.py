@@ -235,7 +235,7 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
             raise self.error("continue in a range's else (Go continues the enclosing range "
                              "from there): not supported", node)
         elif isinstance(node, nodes.BreakNode):
-            raise self.error("break/continue left after rewriting", node)
+            raise self.error("break left after rewriting", node)
         elif isinstance(node, nodes.ListNode):
             self.emit_list(node)
         else:

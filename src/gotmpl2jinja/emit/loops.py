@@ -60,14 +60,15 @@ def has_loop_control(lst: list[nodes.Node],
     return False
 
 
-def else_without_break(lst: list[nodes.Node]) -> list[nodes.Node]:
+def else_without_break(else_list: nodes.ListNode) -> nodes.ListNode:
     """A range's else list with its `break`s taken out: the parser counts such a break as the
     enclosing range's, but Go's walkRange consumes a break raised anywhere in its own walk, so
     the else list just ends there and the enclosing range goes on (checked against Go). A
     `continue` there does reach the enclosing range: it is left for the emitter to refuse."""
-    if not has_loop_control(lst, (nodes.BreakNode,)):
-        return lst
-    return without_loop_control(lst, else_list=True)
+    if not has_loop_control(else_list.nodes, (nodes.BreakNode,)):
+        return else_list
+    return nodes.ListNode(nodes=without_loop_control(else_list.nodes, else_list=True),
+                          pos=else_list.pos)
 
 
 def without_loop_control(lst: list[nodes.Node], *, else_list: bool = False

@@ -277,8 +277,7 @@ class Statements:
             # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
                 self.bind_range_else(decl, coll)
-                self.emit_list(nodes.ListNode(nodes=else_without_break(node.else_list.nodes),
-                                              pos=node.else_list.pos))
+                self.emit_list(else_without_break(node.else_list))
             return
         elif coll.type in (GoType.STRING, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
             # Go: "range can't iterate over …", whatever the value (else branch or not)
@@ -370,8 +369,7 @@ class Statements:
             self.line("{%- else %}")
             assert node.else_list is not None
             self.bind_range_else(decl, coll)
-            self.body(nodes.ListNode(nodes=else_without_break(node.else_list.nodes),
-                                     pos=node.else_list.pos))
+            self.body(else_without_break(node.else_list))
             self.line("{%- endif %}")
 
     @staticmethod
