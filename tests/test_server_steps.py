@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from everywhere import renders_everywhere_as_go
 
 from gotmpl2jinja.batch.sweep import find_inputs
 from gotmpl2jinja.emit import translate
@@ -248,6 +249,32 @@ def test_a_lone_surrogate_in_a_value_is_u_fffd_for_ollama() -> None:
     assert render(ARGS, _call(r'{"a":"x\ud800y"}')) == '{"a":"x\ufffdy"};{"a":"x\ufffdy"}'
     assert render("{{ range .Messages }}{{ .Content }}{{ end }}",
                   r'{"messages":[{"role":"user","content":"\udc00"}]}') == "\ufffd"
+
+
+KEYS = ('{{ .Tools }}|{{ json .Tools }}|{{ range .Tools }}{{ printf "%+v" .Function }}{{ end }}'
+        '{{ range .Messages }}{{ .Content }}{{ end }}')
+
+
+@pytest.mark.parametrize(("nested", "written"), [
+    ("n\b\f<", "n\\u0008\\u000c\\u003c"),
+    ("n\b", "n\\u0008"),  # a tool whose every string tojson writes as Go (the plain path)
+])
+def test_a_nested_property_key_is_written_by_ollamas_ordered_map(nested: str, written: str
+                                                                 ) -> None:
+    """A nested `properties` key is written by Ollama's ordered map (wk8/go-ordered-map through
+    easyjson's string writer): U+0008 and U+000C as \\u0008 and \\u000c; a top-level property
+    key is a plain Go map's, encoding/json's \\b (bytes written by hand from Ollama's code)."""
+    conv = {"messages": [{"role": "user", "content": "U"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+         "properties": {"k\b": {"type": "object", "properties": {nested: {"type": "string"}}}}}}}]}
+    props = '{"k\\b":{"type":"object","properties":{"' + written + '":{"type":"string"}}}}'
+    function = ('{"name":"f","description":"","parameters":{"type":"object","properties":'
+                + props + '}}')
+    tools = '[{"type":"function","function":' + function + '}]'
+    assert render(KEYS, conv, function_json=False) == (
+        f"{tools}|{tools}|{{Name:f Description: Parameters:{{Type:object Defs:<nil> Items:<nil> "
+        f"Required:[] Properties:{props}}}}}U")
+    renders_everywhere_as_go(KEYS, translate(KEYS), conv, f"{tools}|{tools}|{function}U")
 
 
 @pytest.mark.parametrize("conv", [

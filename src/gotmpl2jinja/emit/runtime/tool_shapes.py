@@ -17,6 +17,28 @@ from gotmpl2jinja.emit.runtime.library import _define
 # instead of decoding keys as Go's case-insensitive, null-skipping json.Unmarshal would.
 
 _define(
+    "json_map_key", "mk",
+    "Go json of a nested property's key as Ollama's ordered map writes it (wk8/go-ordered-map "
+    "through easyjson's string writer): json_string, but U+0008 and U+000C as `\\u0008` and "
+    "`\\u000c` where encoding/json writes `\\b` and `\\f`. Top-level property keys and "
+    "argument keys are plain Go maps: json_string.",
+    # Cut at the two characters (every engine's tojson writes them `\\b` `\\f`), each piece
+    # through json_string; the names are the macro's own (minja runs it in its caller's scope).
+    """
+{%- set mkt -%}
+{%- for mka in mk.split(@BS@) -%}
+{{- ('\\\\u0008' if not loop.first else '') -}}
+{%- for mkb in mka.split(@FF@) -%}
+{{- ('\\\\u000c' if not loop.first else '') ~ json_string(mkb)[1:-1] -}}
+{%- endfor -%}
+{%- endfor -%}
+{%- endset -%}
+{{- '"' ~ mkt ~ '"' -}}
+""",
+    ("json_string",),
+)
+
+_define(
     "json_property", "p, plain=false",
     "Go json of an api.ToolProperty decoded from the request object `p`: keys anyOf, type, "
     "items, description, enum, properties, required, each omitted when empty; `type` a string "
@@ -61,7 +83,8 @@ _define(
 {%- if 'properties' in q -%}
 {{- ',"properties":{' -}}
 {%- for k, x in q['properties']|items -%}
-{{- (',' if not loop.first else '') ~ @STR(k)@ ~ ':' ~ json_property(x, plain) -}}
+{{- (',' if not loop.first else '') ~ (json_map_key(k) if @BS@ in k or @FF@ in k else @STR(k)@)
+    ~ ':' ~ json_property(x, plain) -}}
 {%- endfor -%}
 {{- '}' -}}
 {%- endif -%}
@@ -74,7 +97,7 @@ _define(
 {{- '{' ~ body[1:] ~ '}' -}}
 {%- endfor -%}
 """,
-    ("json_string", "json_value"),
+    ("json_string", "json_value", "json_map_key"),
 )
 
 _define(

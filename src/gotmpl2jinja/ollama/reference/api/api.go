@@ -252,11 +252,7 @@ func (m ToolPropertiesMap) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
+		writeOrderedKey(&b, k)
 		b.WriteByte(':')
 		vb, err := json.Marshal(m.om.values[k])
 		if err != nil {
@@ -266,6 +262,40 @@ func (m ToolPropertiesMap) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// writeOrderedKey writes key k as Ollama's ordered map writes its keys (wk8/go-ordered-map
+// v2.1.8 through mailru/easyjson v0.7.7's string writer), not as encoding/json does: the two
+// differ only on U+0008 and U+000C, which that writer spells `\u0008` and `\u000c` where
+// encoding/json (since Go 1.22) writes `\b` and `\f`. The rest is as encoding/json: `\"`,
+// `\\`, `\n`, `\r`, `\t`, other controls as `\u00xx`, `<` `>` `&` U+2028 U+2029 escaped.
+// (Keys are UTF-8 here: DecodeMapKey refuses any other.)
+func writeOrderedKey(b *bytes.Buffer, k string) {
+	const hexDigits = "0123456789abcdef"
+	b.WriteByte('"')
+	for _, r := range k {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == '<' || r == '>' || r == '&':
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[r>>4])
+			b.WriteByte(hexDigits[r&0xf])
+		case r == '\u2028' || r == '\u2029':
+			b.WriteString(`\u202`)
+			b.WriteByte(hexDigits[r&0xf])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
 }
 
 // Get, Set, Len, All and ToMap exist because templates can call exported methods.
