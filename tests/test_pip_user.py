@@ -499,30 +499,6 @@ def test_migrate_reports_an_output_it_could_not_write(
 # render holds conversations to the contract, as the README says
 
 
-TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
-                                                                      "properties": {}}}}
-#: Requests outside the contract that Ollama's decoder still reads: `render` prints what Ollama
-#: prints for them (it hands Go the request's text), which is what it prints for the request
-#: in the documented shape: a null content is "". (`verify`, `convert`'s check and the
-#: sweep refuse it: the contract.)
-AS_OLLAMA_READS = {
-    "null content": ({"messages": [{"role": "user", "content": None}]},
-                     {"messages": [{"role": "user", "content": ""}]}),
-}
-
-
-@pytest.mark.parametrize("case", AS_OLLAMA_READS, ids=list(AS_OLLAMA_READS))
-def test_render_reads_the_request_as_ollama_does(tmp_path: Path, case: str) -> None:
-    odd, documented = AS_OLLAMA_READS[case]
-    got = run("render", str(CHATML), str(write_json(tmp_path / "odd.json", odd)), "--now",
-              "2026-08-21T12:00:00Z")
-    want = run("render", str(CHATML), str(write_json(tmp_path / "doc.json", documented)),
-               "--now", "2026-08-21T12:00:00Z")
-    assert got.exit_code == want.exit_code == 0, got.output
-    assert got.stdout == want.stdout
-    no_traceback(got)
-
-
 def test_render_models_images_as_ollama_tags_them(tmp_path: Path) -> None:
     conv = write_json(tmp_path / "c.json", {"messages": [
         {"role": "user", "content": "x", "images": ["aGk="]}]})

@@ -25,7 +25,7 @@ from gotmpl2jinja.errors import (
     reporting_crash,
 )
 from gotmpl2jinja.ollama.reference import RenderTimeout
-from gotmpl2jinja.ollama.source import Source, load_source
+from gotmpl2jinja.ollama.source import Source, load_source, no_such_file
 from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
 
 
@@ -40,7 +40,7 @@ def template_inputs(paths: Iterable[str]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise Gotmpl2JinjaError(f"{raw}: no such file or directory")
+            raise Gotmpl2JinjaError(no_such_file(str(raw)))
     return found
 
 

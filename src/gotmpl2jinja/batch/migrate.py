@@ -47,6 +47,7 @@ from gotmpl2jinja.ollama.source import (
     TEMPLATE_SUFFIXES,
     InputError,
     Source,
+    no_such_file,
     source_from_bytes,
     source_from_model,
 )
@@ -352,7 +353,7 @@ def migrate(
         raise MigrateError("--cases must be at least 1: a conversion is only kept once verified")
     src_path, out_path = Path(src), Path(out)
     if not src_path.exists():
-        raise MigrateError(f"{src}: no such file or directory")
+        raise MigrateError(no_such_file(str(src)))
     if out_path.exists() and not out_path.is_dir():
         raise MigrateError(f"{out} exists and is not a directory")
     models_dir: Path | None = None

@@ -40,7 +40,13 @@ from gotmpl2jinja.errors import (
 from gotmpl2jinja.ollama import facts
 from gotmpl2jinja.ollama.modelfile import looks_like_modelfile, parse_modelfile
 from gotmpl2jinja.ollama.reference import RenderTimeout
-from gotmpl2jinja.ollama.source import Source, char_column, source_from_modelfile, template_origin
+from gotmpl2jinja.ollama.source import (
+    Source,
+    char_column,
+    no_such_file,
+    source_from_modelfile,
+    template_origin,
+)
 from gotmpl2jinja.syntax.parser import parse
 
 #: Unsloth's Modelfiles are templates for a generator; these stand in for its placeholders.
@@ -138,7 +144,7 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
     for folder in folders:
         root = Path(folder)
         if not root.exists():
-            raise Gotmpl2JinjaError(f"{folder}: no such file or directory")
+            raise Gotmpl2JinjaError(no_such_file(str(folder)))
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         base = root.parent
         for path in files:

@@ -4,7 +4,7 @@ sweep, coverage.
 Registered on the group in `cli.main`. Imports inside the commands are deferred for start-up
 time: a command imports its stage when it runs.
 
-May depend on: cli.common, errors (and, when a command runs, batch, engines.registry,
+May depend on: cli.common, errors (and, when a command runs, batch, engines.registry, ollama,
 verify).
 """
 
@@ -209,7 +209,7 @@ def _verify_progress() -> Any:
 
 
 @click.command()
-@click.argument("src", type=click.Path(exists=True))
+@click.argument("src")
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio"]),
               default="jinja", show_default=True, help="What to write for each verified item.")
@@ -262,7 +262,8 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
               help="Random conversations per template (after the exhaustive pass).")
 @click.option("--exhaustive", type=click.IntRange(min=0), default=1, show_default=True,
               help="Depth of the bounded-exhaustive pass (messages per conversation).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random conversations (the same seed draws the same ones).")
 @engine_options
 @timeout_option
 @click.option("--json", "as_json", is_flag=True, help="JSON rows instead of the Markdown table.")
@@ -279,9 +280,10 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
     chosen = list(folders) or ["fixtures/corpus", "fixtures/seeds"]
     missing = [f for f in chosen if not Path(f).exists()]
     if missing:
-        raise click.UsageError(f"{missing[0]}: no such file or directory"
-                               + ("" if folders else " (give FOLDERS: the default is a "
-                                  "checkout's fixtures/)"))
+        from gotmpl2jinja.ollama.source import no_such_file
+
+        raise Gotmpl2JinjaError(no_such_file(missing[0]) + ("" if folders else " (give "
+                                "FOLDERS: the default is a checkout's fixtures/)"))
     target = check_output_target(output, force) if output else None
     selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     rows = sweeping.sweep(

@@ -4,17 +4,19 @@ the output-file checks, and the example template shipped in the package.
 Imports inside these helpers are deferred for start-up time (a command imports its stage when
 it runs).
 
-May depend on: errors (and, when a helper runs, batch, engines.registry, formats.writers,
+May depend on: errors (and, when a helper runs, batch, engines.registry, formats.writers, syntax,
 ollama).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,6 +26,7 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 
 if TYPE_CHECKING:
     from gotmpl2jinja.engines.registry import EngineSelection
+    from gotmpl2jinja.ollama.source import Source
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +40,11 @@ def friendly_errors(func: F) -> F:
             return func(*args, **kwargs)
         except Gotmpl2JinjaError as exc:
             click.echo(str(exc), err=True)
+            sys.exit(1)
+        except FileNotFoundError as exc:  # worded as every command's own check words it
+            from gotmpl2jinja.ollama.source import no_such_file
+
+            click.echo(no_such_file(str(exc.filename)) if exc.filename else str(exc), err=True)
             sys.exit(1)
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
@@ -52,6 +60,55 @@ def friendly_errors(func: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def load_input(spec: str, kind: str = "auto", models_dir: str | None = None) -> Source:
+    """Every command's way to read its INPUT (a template, a Modelfile, `-`, `ollama:NAME`):
+    `ollama.source.load_source`, its warnings printed on stderr."""
+    from gotmpl2jinja.ollama.source import load_source
+
+    source = load_source(spec, models_dir=Path(models_dir) if models_dir else None, kind=kind)
+    for warning in source.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return source
+
+
+@contextlib.contextmanager
+def placed_in(source: Source) -> Iterator[None]:
+    """An error about the template, placed in the file the user has open: a Modelfile's
+    TEMPLATE position becomes a position in the Modelfile, columns count characters, and the
+    message starts with the file's name (`FILE:LINE:COL: message`)."""
+    try:
+        yield
+    except Gotmpl2JinjaError as exc:
+        if exc.line is not None:
+            exc.line, exc.col = source.locate(exc.line, exc.col)
+        exc.name = source.name
+        raise
+
+
+@contextlib.contextmanager
+def go_syntax_placed(source: Source) -> Iterator[None]:
+    """Go's parse error (`template: :3: unexpected …`, a line and no column) placed as
+    `placed_in` places the project's errors, with the column of the project's parser, which
+    follows Go's grammar (Go's own sentence and line when that parser accepts the template)."""
+    from gotmpl2jinja.errors import TemplateSyntaxError
+    from gotmpl2jinja.syntax.parser import parse
+
+    try:
+        yield
+    except TemplateSyntaxError as exc:
+        with placed_in(source):
+            try:
+                parse(source.template, name=source.name)
+            except Gotmpl2JinjaError as ours:
+                if ours.line is not None:
+                    raise TemplateSyntaxError(ours.message, line=ours.line, col=ours.col
+                                              ) from None
+            match = re.match(r"template: [^:]*:(\d+): (.*)", exc.message, re.S)
+            if match is None:
+                raise
+            raise TemplateSyntaxError(match[2], line=int(match[1])) from None
 
 
 def read_source(path: str) -> tuple[str, str]:

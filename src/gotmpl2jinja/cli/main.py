@@ -23,7 +23,22 @@ from gotmpl2jinja.cli.setup import engines
 from gotmpl2jinja.cli.translate import convert, modelfile, parse, render, runtime
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The group, listing each command's first sentence whole in `--help` (click would cut it
+    at the terminal's width with "...")."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gotmpl2jinja")
 def cli() -> None:
     """Translate Ollama's Go chat templates into equivalent Jinja chat templates."""

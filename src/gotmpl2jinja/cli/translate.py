@@ -16,32 +16,35 @@ from typing import Any
 
 import click
 
-from gotmpl2jinja.cli.common import _positive_seconds, as_option, friendly_errors, read_source
-from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.cli.common import (
+    _positive_seconds,
+    as_option,
+    friendly_errors,
+    go_syntax_placed,
+    load_input,
+    placed_in,
+)
 
 
 @click.command()
-@click.argument("file")
+@click.argument("input_spec", metavar="INPUT")
 @click.option("--json", "as_json", is_flag=True, help="Print the AST as JSON.")
+@as_option
 @friendly_errors
-def parse(file: str, as_json: bool) -> None:
-    """Parse a Go template and print its AST (and Ollama's parse-time facts)."""
+def parse(input_spec: str, as_json: bool, kind: str) -> None:
+    """Parse a Go template (a Modelfile's TEMPLATE) and print its AST (and Ollama's parse-time
+    facts)."""
     from gotmpl2jinja.formats.show import ast_to_json, ast_to_text
-    from gotmpl2jinja.ollama.source import char_column
     from gotmpl2jinja.syntax.parser import parse as parse_template
 
-    name, text = read_source(file)
-    try:
-        template = parse_template(text, name=name)
-    except Gotmpl2JinjaError as exc:  # columns in characters, as every other message counts
-        if exc.line is not None:
-            exc.col = char_column(text, exc.line, exc.col)
-        raise
+    source = load_input(input_spec, kind)
+    with placed_in(source):  # columns in characters, as every other message counts
+        template = parse_template(source.template, name=source.name)
     click.echo(ast_to_json(template) if as_json else ast_to_text(template))
 
 
 @click.command()
-@click.argument("template")
+@click.argument("input_spec", metavar="INPUT")
 @click.argument("conversation")
 @click.option("--now", default=None,
               help="Pin the clock for currentDate, RFC 3339 (default: now, local time zone, "
@@ -53,24 +56,29 @@ def parse(file: str, as_json: bool) -> None:
                    "capability refusals, image tags).")
 @click.option("--timeout", type=float, default=5.0, show_default=True,
               callback=_positive_seconds, help="Seconds the render may take before giving up.")
+@as_option
 @friendly_errors
-def render(template: str, conversation: str, now: str | None,
-           go_struct_function: bool, template_only: bool, timeout: float) -> None:
-    """Print exactly what Ollama renders for TEMPLATE and CONVERSATION.json (no added newline):
-    its server's steps for the template (an absent think is true on a thinking template; a
-    request it refuses for a capability is an error), then Execute."""
+def render(input_spec: str, conversation: str, now: str | None,
+           go_struct_function: bool, template_only: bool, timeout: float, kind: str) -> None:
+    """Print exactly what Ollama renders for INPUT and CONVERSATION.json (no added newline).
+
+    Its server's steps for the template (an absent think is true on a thinking template; a
+    request it refuses for a capability is an error), then Execute. INPUT is read as `convert`
+    reads it: a Go template, or a Modelfile (its TEMPLATE, with its SYSTEM/MESSAGE rule)."""
     import datetime as dt
 
     from gotmpl2jinja.ollama.reference import ReferenceRenderer, read_conversation_text
 
-    if template == "-" and conversation == "-":
-        raise click.UsageError("TEMPLATE and CONVERSATION cannot both be standard input")
-    _, text = read_source(template)
+    if input_spec == "-" and conversation == "-":
+        raise click.UsageError("INPUT and CONVERSATION cannot both be standard input")
+    source = load_input(input_spec, kind)
     request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
     clock = now or dt.datetime.now().astimezone().isoformat()
-    with ReferenceRenderer(timeout) as renderer:
-        output = renderer.render(text, request, now=clock, function_json=not go_struct_function,
-                                 server=not template_only)
+    with ReferenceRenderer(timeout) as renderer, go_syntax_placed(source):
+        output = renderer.render(source.template, request, now=clock,
+                                 function_json=not go_struct_function, server=not template_only,
+                                 modelfile_system=source.system,
+                                 modelfile_messages=source.messages or None)
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
 
 
@@ -139,23 +147,13 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     """
     from gotmpl2jinja.emit.legacy import collect_warnings
     from gotmpl2jinja.emit.preamble import convert_source
-    from gotmpl2jinja.errors import Gotmpl2JinjaError
     from gotmpl2jinja.formats.writers import write_output
-    from gotmpl2jinja.ollama.source import load_source
 
     if gguf_source is not None and fmt != "gguf":
         raise click.UsageError(f"--gguf is only for --format gguf (not {fmt})")
-    source = load_source(input_spec, models_dir=Path(models_dir) if models_dir else None,
-                         kind=kind)
-    for warning in source.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    try:
+    source = load_input(input_spec, kind, models_dir)
+    with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
         jinja, problems = collect_warnings(lambda: convert_source(source))
-    except Gotmpl2JinjaError as exc:
-        if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
-            exc.line, exc.col = source.locate(exc.line, exc.col)
-        exc.name = source.name
-        raise
     for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
         click.echo(f"warning: {problem}", err=True)
     if no_check:

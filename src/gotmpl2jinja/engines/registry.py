@@ -272,13 +272,18 @@ def setup_engines(names: list[str] | None, progress: SetupProgress
     chosen = list(ENGINES) if names is None else names
     states: dict[str, str | None] = {}
     failed: list[str] = []
-    for name in chosen:
+    done: dict[Callable[[SetupProgress], None], bool] = {}  # a step shared (one driver for an
+    for name in chosen:                                      # engine and its -server) runs once
         spec = ENGINES[name]
         if spec.setup is not None:
-            try:
-                spec.setup(progress)
-            except (EngineError, OSError) as exc:
-                progress(f"{name}: setup failed: {exc}")
+            if spec.setup not in done:
+                try:
+                    spec.setup(progress)
+                    done[spec.setup] = True
+                except (EngineError, OSError) as exc:
+                    progress(f"{name}: setup failed: {exc}")
+                    done[spec.setup] = False
+            if not done[spec.setup]:
                 failed.append(name)
         elif names is not None:
             progress(f"{name}: nothing to set up")

@@ -46,6 +46,11 @@ class InputError(Gotmpl2JinjaError):
     """An input that cannot be read as a template, a Modelfile or an installed model."""
 
 
+def no_such_file(path: str) -> str:
+    """The one wording of a missing input, for every command."""
+    return f"{path}: no such file or directory"
+
+
 @dataclass
 class Source:
     """One thing to convert: the Go template Ollama would use plus the Modelfile rule's inputs.
@@ -125,7 +130,7 @@ def load_source(spec: str, *, models_dir: Path | None = None, kind: str = "auto"
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise InputError(f"{spec}: no such file") from None
+        raise InputError(no_such_file(spec)) from None
     except OSError as exc:
         raise InputError(f"{spec}: cannot read it ({exc.strerror or exc})") from None
     return source_from_bytes(data, spec, models_dir=models_dir, kind=kind)

@@ -301,8 +301,8 @@ def _check_message(message: Any, where: str) -> None:
         raise _fail(where, f"unknown field(s) {unknown}; expected {sorted(_MESSAGE_KEYS)}")
     if not isinstance(message.get("role"), str):
         raise _fail(f"{where}.role", "is required and must be a string")
-    for key in _MESSAGE_STRINGS:
-        if key in message and not isinstance(message[key], (str, type(None))):
+    for key in _MESSAGE_STRINGS:  # null too: the contract's values are never null
+        if key in message and not isinstance(message[key], str):
             raise _fail(f"{where}.{key}", f"must be a string, not {_kind(message[key])}")
     images = message.get("images")
     if images is not None and not (
