@@ -53,3 +53,17 @@ def _render_time_limits_restored() -> Iterator[None]:
     yield
     engine_base.set_render_timeout(saved)
     shared_renderer().timeout = saved_go  # (the Go process itself starts on first use only)
+
+
+def shipped_vocab(name: str) -> Path:
+    """The sdist's vocabulary-only GGUF `ggml-vocab-NAME.gguf` (copied beside llama.cpp's
+    tokenizer when `gotmpl2jinja engines install` builds it; never downloaded by a test).
+    Skips the test, saying why, only when the tokenizer is not built."""
+    from gotmpl2jinja.engines.tokenizer import shipped_vocabularies, tokenizer_state
+
+    state = tokenizer_state()
+    if state is not None:
+        pytest.skip(f"llama.cpp's tokenizer is {state}")
+    vocabularies = shipped_vocabularies()
+    assert name in vocabularies, f"the sdist ships no ggml-vocab-{name}.gguf"
+    return vocabularies[name]

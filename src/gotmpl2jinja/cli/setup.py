@@ -27,11 +27,11 @@ def engines(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from gotmpl2jinja.engines.registry import ENGINES
+    from gotmpl2jinja.engines.registry import ENGINES, TOOLS
     from gotmpl2jinja.ollama.reference.driver import binary_path
 
-    width = max(len(name) for name in ENGINES)
-    for name, spec in ENGINES.items():
+    width = max(len(name) for name in [*ENGINES, *TOOLS])
+    for name, spec in [*ENGINES.items(), *TOOLS.items()]:
         reason = spec.unavailable()
         state = "available" if reason is None else f"unavailable: {reason}"
         click.echo(f"{name:<{width}}  {state}  — {spec.description}")
@@ -48,10 +48,10 @@ def engines_install(names: tuple[str, ...]) -> None:
     """Set up the engines NAMES (default: every one that has a setup step) and build the Go
     reference renderer; progress on stderr. Exit 1 if a setup step failed (npm missing, no
     network …: the message says) or an engine named is still unavailable."""
-    from gotmpl2jinja.engines.registry import ENGINES, setup_engines, unknown_engine
+    from gotmpl2jinja.engines.registry import ENGINES, TOOLS, setup_engines, unknown_engine
     from gotmpl2jinja.ollama.reference.driver import ensure_binary, stderr_note
 
-    unknown = [n for n in names if n not in ENGINES]
+    unknown = [n for n in names if n not in ENGINES and n not in TOOLS]
     if unknown:
         raise unknown_engine(unknown)
     ensure_binary(progress=stderr_note)

@@ -161,6 +161,36 @@ def cpp_engine_specs() -> list[EngineSpec]:
 ENGINES: dict[str, EngineSpec] = {}
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """Something `gotmpl2jinja engines install` builds that is not a Jinja engine (never picked
+    by `select_engines`): llama.cpp's tokenizer, for the token-level checks (`--gguf`)."""
+
+    name: str
+    probe: Callable[[], str | None]
+    setup: Callable[[SetupProgress], None]
+    description: str = ""
+
+    def unavailable(self) -> str | None:
+        return self.probe()
+
+
+def _install_tokenizer(progress: SetupProgress) -> None:
+    try:
+        cpp_build.install("tokenizer", progress=progress)
+    except cpp_build.EngineSetupError as exc:
+        raise EngineError(str(exc)) from None
+
+
+TOOLS: dict[str, ToolSpec] = {
+    "tokenizer": ToolSpec(
+        "tokenizer", lambda: cpp_build.state("tokenizer"), _install_tokenizer,
+        description=("llama.cpp's own tokenizer (llama-vocab) from llama-cpp-python "
+                     f"{cpp_build.RECIPES['tokenizer'].package_version}, with the sdist's "
+                     "vocabulary-only GGUFs: token-level checks (--gguf)")),
+}
+
+
 def register_engine(spec: EngineSpec) -> None:
     """Add (or replace) an engine; the registry order is the order verdicts list engines in."""
     ENGINES[spec.name] = spec
@@ -195,7 +225,7 @@ def raw_engine_names() -> list[str]:
 
 def unknown_engine(names: Iterable[str]) -> EngineError:
     return EngineError(f"unknown engine(s) {', '.join(names) or '(none given)'}; "
-                       f"choose from {', '.join(ENGINES)}")
+                       f"choose from {', '.join([*ENGINES, *TOOLS])}")
 
 
 def get_engine(name: str) -> Engine:
@@ -266,15 +296,15 @@ def setup_engines(names: list[str] | None, progress: SetupProgress
     each engine's state afterwards (None = available, else why not) and the engines whose setup
     failed (reported through `progress`; the others still run)."""
     if names is not None:
-        unknown = [n for n in names if n not in ENGINES]
+        unknown = [n for n in names if n not in ENGINES and n not in TOOLS]
         if unknown:
             raise unknown_engine(unknown)
-    chosen = list(ENGINES) if names is None else names
+    chosen = [*ENGINES, *TOOLS] if names is None else names
     states: dict[str, str | None] = {}
     failed: list[str] = []
     done: dict[Callable[[SetupProgress], None], bool] = {}  # a step shared (one driver for an
     for name in chosen:                                      # engine and its -server) runs once
-        spec = ENGINES[name]
+        spec = ENGINES[name] if name in ENGINES else TOOLS[name]
         if spec.setup is not None:
             if spec.setup not in done:
                 try:

@@ -1,4 +1,5 @@
-"""Build the C++ engines (llama.cpp's `common/jinja`, and minja) from the llama-cpp-python sdists.
+"""Build the C++ engines (llama.cpp's `common/jinja`, and minja) and llama.cpp's tokenizer from
+the llama-cpp-python sdists.
 
 Why from sdists: the engines are the real C++ code llama.cpp ships, and PyPI's llama-cpp-python
 source distributions vendor exactly that code (0.3.36: llama.cpp 0c1e57098 with `common/jinja`;
@@ -6,6 +7,8 @@ source distributions vendor exactly that code (0.3.36: llama.cpp 0c1e57098 with 
 builds llama-server's prompt are compiled, together with a driver of ours (`*_driver.cpp`
 beside this file). The rest of llama.cpp (the model, ggml's backends) is never needed to build
 a prompt; the symbols the chat code still references are given stubs that abort if ever called.
+The tokenizer recipe compiles `llama-vocab` with what loads a vocabulary from a GGUF, and copies
+the sdist's vocabulary-only GGUFs beside its driver.
 
 Setup happens only on request (`install`, at install time: it runs `pip download` for the sdist,
 the one step that needs a registry) and is cached per user: `cache_root()/engines/`. Nothing
@@ -51,6 +54,10 @@ class EngineRecipe:
     includes: tuple[str, ...]
     extract: tuple[str, ...]  # folders of vendor/llama.cpp the build reads
     link_flags: tuple[str, ...] = ()
+    #: files of vendor/llama.cpp (globs) copied beside the driver, for the tests and the CLI
+    data: tuple[str, ...] = ()
+    #: llama.cpp's build-info.cpp (common/) is compiled in
+    build_info: bool = True
 
     @property
     def sdist_name(self) -> str:
@@ -98,10 +105,33 @@ RECIPES: dict[str, EngineRecipe] = {
         includes=("common", "vendor", "ggml/include", "include", "tools/mtmd", "tools/server"),
         extract=(*_COMMON_EXTRACT, "vendor/minja", "vendor/cpp-httplib"),
     ),
+    # llama.cpp's own tokenizer (llama-vocab and its unicode tables), with what loads a
+    # vocabulary from a GGUF (the model loader, gguf, ggml's types); never a model's weights.
+    # The vocabulary-only GGUFs the sdist ships (with llama.cpp's tokenizer test texts) are
+    # copied beside the driver: the token-level tests use them, nothing downloads one.
+    "tokenizer": EngineRecipe(
+        name="tokenizer",
+        package_version="0.3.36",
+        llama_commit="0c1e57098",
+        driver="tokenizer_driver.cpp",
+        sources=(
+            "src/llama-vocab.cpp", "src/unicode.cpp", "src/unicode-data.cpp",
+            "src/llama-model-loader.cpp", "src/llama-arch.cpp", "src/llama-impl.cpp",
+            "src/llama-mmap.cpp", "ggml/src/gguf.cpp", "ggml/src/ggml-threading.cpp",
+            "ggml/src/ggml.c",
+        ),
+        includes=("include", "ggml/include", "ggml/src", "src", "vendor"),
+        extract=("include", "src", "ggml/include", "ggml/src", "vendor/nlohmann", "models"),
+        data=("models/ggml-vocab-*.gguf", "models/ggml-vocab-*.gguf.inp",
+              "models/ggml-vocab-*.gguf.out"),
+        build_info=False,
+    ),
 }
 
 #: llama.cpp's own release flags (CMake's Release: -O3 -DNDEBUG), as llama-server ships.
 _CXXFLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "-w", "-DG2J_WITH_SERVER")
+#: ggml's C files, as its CMake build compiles them on Linux.
+_CFLAGS = ("-std=gnu11", "-D_GNU_SOURCE", "-O3", "-DNDEBUG", "-w")
 #: Bump when the recipe changes in a way the hash of the inputs does not see.
 _RECIPE_REVISION = "1"
 
@@ -124,8 +154,9 @@ def _compiler() -> str | None:
 def _build_key(recipe: EngineRecipe) -> str:
     """A hash of everything the driver binary depends on that can change under one version."""
     digest = hashlib.sha256()
+    c_flags = _CFLAGS if any(source.endswith(".c") for source in recipe.sources) else ()
     for part in (recipe.name, recipe.package_version, _RECIPE_REVISION, *recipe.sources,
-                 *recipe.includes, *_CXXFLAGS, *recipe.link_flags):
+                 *recipe.includes, *_CXXFLAGS, *c_flags, *recipe.link_flags, *recipe.data):
         digest.update(part.encode() + b"\0")
     digest.update((HERE / recipe.driver).read_bytes())
     return digest.hexdigest()[:16]
@@ -201,6 +232,35 @@ def _sources(root: Path, recipe: EngineRecipe) -> list[Path]:
     return files
 
 
+def _ggml_version(root: Path, recipe: EngineRecipe, work: Path) -> Path:
+    """ggml-version.h from its template, as ggml's CMake build configures it; returns the
+    folder that holds it (an include directory)."""
+    template = (root / "ggml" / "src" / "ggml-version.h.in").read_text(encoding="utf-8")
+    values = {"GGML_VERSION": "0.0.0", "GGML_BUILD_COMMIT": recipe.llama_commit}
+    folder = work / "generated"
+    folder.mkdir(exist_ok=True)
+    text = re.sub(r"@(\w+)@", lambda m: values.get(m.group(1), "0"), template)
+    (folder / "ggml-version.h").write_text(text, encoding="utf-8")
+    return folder
+
+
+def _copy_data(root: Path, recipe: EngineRecipe, folder: Path) -> None:
+    """The recipe's data files, copied into `folder` (flat)."""
+    for pattern in recipe.data:
+        found = sorted(root.glob(pattern))
+        if not found:
+            raise EngineSetupError(f"{recipe.name}: the sdist has no {pattern}")
+        for path in found:
+            shutil.copyfile(path, folder / path.name)
+
+
+def data_dir(name: str) -> Path | None:
+    """The folder of engine `name`'s data files (the tokenizer's vocabularies), or None when
+    the engine is not built."""
+    path = driver_path(name)
+    return path.parent if path is not None and RECIPES[name].data else None
+
+
 def _build_info(root: Path, recipe: EngineRecipe, work: Path) -> Path:
     """llama.cpp's build-info.cpp from its template, as its CMake build configures it."""
     template = (root / "common" / "build-info.cpp.in").read_text(encoding="utf-8")
@@ -267,14 +327,19 @@ def install(name: str, *, progress: Progress = lambda _: None, sdist: Path | Non
         progress(f"{name}: unpacking {tarball.name}")
         root = _extract(recipe, tarball, work / "src")
         includes = [f"-I{root / inc}" for inc in recipe.includes]
-        units = [HERE / recipe.driver, *_sources(root, recipe), _build_info(root, recipe, work)]
+        units = [HERE / recipe.driver, *_sources(root, recipe)]
+        if recipe.build_info:
+            units.append(_build_info(root, recipe, work))
+        if any(unit.suffix == ".c" for unit in units):
+            includes.append(f"-I{_ggml_version(root, recipe, work)}")
         objects = [work / f"{i:03d}-{unit.stem}.o" for i, unit in enumerate(units)]
         done = 0
 
         def compile_one(pair: tuple[Path, Path]) -> None:
             nonlocal done
             unit, obj = pair
-            _run([compiler, *_CXXFLAGS, *includes, "-c", str(unit), "-o", str(obj)],
+            tool, flags = (cc, _CFLAGS) if unit.suffix == ".c" else (compiler, _CXXFLAGS)
+            _run([tool, *flags, *includes, "-c", str(unit), "-o", str(obj)],
                  f"{name}: compiling {unit.name}")
             done += 1
             progress(f"{name}: compiled {done}/{len(units)} ({unit.name})")
@@ -297,6 +362,7 @@ def install(name: str, *, progress: Progress = lambda _: None, sdist: Path | Non
             _run([*link, str(stub_obj)], f"{name}: linking")
         final = work / "out"
         final.mkdir()
+        _copy_data(root, recipe, final)
         shutil.move(str(binary), final / "driver")
         if target.exists():
             shutil.rmtree(target)
