@@ -39,7 +39,8 @@ def engine(request: pytest.FixtureRequest) -> Engine:
 
 def test_registry_has_every_configuration() -> None:
     assert list(ENGINES) == ["jinja2", "transformers", "hfjinja", "minijinja", "minijinja-trim",
-                             "llamacpp", "llamacpp-server", "minja", "minja-server"]
+                             "llamacpp", "llamacpp-server", "minja", "minja-server",
+                             "ollama-jinja"]
     assert ALL == ["jinja2", "transformers", "hfjinja", "minijinja", "minijinja-trim",
                    "llamacpp", "minja"]
     assert [e.name for e in get_engines(["minijinja-trim", "jinja2"])] == ["minijinja-trim",

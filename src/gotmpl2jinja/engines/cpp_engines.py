@@ -279,6 +279,12 @@ class CppEngine:
             return RuntimeRefused(line, f"llama-server refuses the request ({line.split(':')[0]})")
         return RenderError(f"{self.name}: {first_message_line(message)}")
 
+    def request_bodies(self, template: str, contexts: list[dict[str, Any]]
+                       ) -> list[dict[str, Any]]:
+        """The request the server context sends for each context: an OpenAI-style client's
+        body (the `ollama-jinja` context sends Ollama's own instead)."""
+        return [openai_body(c) for c in contexts]
+
     def render_many(self, template: str, contexts: list[dict[str, Any]], *,
                     now: dt.datetime | None = None) -> list[str | RenderError]:
         """Render a batch: each item is the output, or the failure of that context alone."""
@@ -288,7 +294,7 @@ class CppEngine:
         if when.tzinfo is None:
             when = when.replace(tzinfo=dt.timezone.utc)
         key = source_key(template)
-        payload = [openai_body(c) for c in contexts] if self.server else contexts
+        payload = self.request_bodies(template, contexts) if self.server else contexts
         with self._lock:
             self._next_id += 1
             request: dict[str, Any] = {

@@ -7,7 +7,10 @@ user actually gets:
 - `jinja2`         — HF transformers' `ImmutableSandboxedEnvironment` (the reference side);
 - `hfjinja`        — @huggingface/jinja (transformers.js, huggingface.js), via one node process;
 - `minijinja`      — minijinja with trim_blocks/lstrip_blocks off (TGI's configuration);
-- `minijinja-trim` — minijinja with both on (mistral.rs' configuration).
+- `minijinja-trim` — minijinja with both on (mistral.rs' configuration);
+- `ollama-jinja`   — what Ollama itself renders when it runs the Jinja through llama-server
+  (its own request conversion, then llama-server's chat code): a report on Ollama's Jinja
+  path, run only when asked for (tag `opt-in`: not in the default set).
 
 Every engine takes the same Jinja variables (`conversation.jinja_context`) and a pinned "now"
 for `strftime_now`, and raises `errors.RenderError` on failure; a template's own
@@ -22,10 +25,11 @@ why it is unavailable (None when it is available), and an optional setup step ru
 that are available and names those it skipped (`select_engines`).
 
 The engines themselves live in modules of their own (`jinja2_engine`, `minijinja_engine`,
-`hfjs`, `transformers_engine`, `cpp_engines`); this module registers them.
+`hfjs`, `transformers_engine`, `cpp_engines`, `ollama_jinja`); this module registers them.
 
 May depend on: engines.base, engines.cpp (build), engines.cpp_engines, engines.hfjs,
-engines.jinja2_engine, engines.minijinja_engine, engines.transformers_engine, errors.
+engines.ollama_jinja, engines.jinja2_engine, engines.minijinja_engine,
+engines.transformers_engine, errors.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from gotmpl2jinja.engines.hfjs import (
 )
 from gotmpl2jinja.engines.jinja2_engine import Jinja2Engine
 from gotmpl2jinja.engines.minijinja_engine import MiniJinjaEngine
+from gotmpl2jinja.engines.ollama_jinja import OllamaJinjaEngine
 from gotmpl2jinja.engines.transformers_engine import TransformersEngine, transformers_missing
 from gotmpl2jinja.errors import RenderError
 
@@ -158,6 +163,28 @@ def cpp_engine_specs() -> list[EngineSpec]:
     return specs
 
 
+def ollama_jinja_spec() -> EngineSpec:
+    """Ollama's own Jinja path: its request conversion, then llama-server's chat code from the
+    `llamacpp` driver (built by `gotmpl2jinja engines install llamacpp`). Opt-in: the contract's
+    equivalence is Go against the Jinja's hosts; this context reports what Ollama itself would
+    render from the Jinja, and runs when named (`--engines ollama-jinja`, `migrate --format
+    gguf`)."""
+    recipe = cpp_build.RECIPES["llamacpp"]
+
+    def setup(progress: SetupProgress) -> None:
+        try:
+            cpp_build.install("llamacpp", progress=progress)
+        except cpp_build.EngineSetupError as exc:
+            raise EngineError(str(exc)) from None
+
+    return EngineSpec(
+        "ollama-jinja", OllamaJinjaEngine, lambda: cpp_build.state("llamacpp"), setup,
+        description=("Ollama fb30760's request conversion for its Jinja path, then llama-server "
+                     f"from llama-cpp-python {recipe.package_version} (llama.cpp "
+                     f"{recipe.llama_commit}): the prompt Ollama gets from the Jinja"),
+        tags=("server", "opt-in"))
+
+
 ENGINES: dict[str, EngineSpec] = {}
 
 
@@ -213,6 +240,7 @@ for _spec in (
                lambda: _module_missing("minijinja", "minijinja"),
                description="minijinja, trim_blocks/lstrip_blocks on (mistral.rs)"),
     *cpp_engine_specs(),
+    ollama_jinja_spec(),
 ):
     register_engine(_spec)
 
@@ -221,6 +249,11 @@ def raw_engine_names() -> list[str]:
     """The engines that render the contract's variables themselves (every one but the runtime
     contexts tagged `server`, which build their own from an API request)."""
     return [name for name, spec in ENGINES.items() if "server" not in spec.tags]
+
+
+def default_engine_names() -> list[str]:
+    """The engines a run uses when none are named: every one but those tagged `opt-in`."""
+    return [name for name, spec in ENGINES.items() if "opt-in" not in spec.tags]
 
 
 def unknown_engine(names: Iterable[str]) -> EngineError:
@@ -272,7 +305,7 @@ def select_engines(names: list[str] | None = None, *, require_all: bool = False
         unknown = [n for n in names if n not in ENGINES]
         if unknown or not names:
             raise unknown_engine(unknown)
-    candidates = list(ENGINES) if names is None else list(dict.fromkeys(names))
+    candidates = default_engine_names() if names is None else list(dict.fromkeys(names))
     used: list[str] = []
     skipped: dict[str, str] = {}
     for name in candidates:

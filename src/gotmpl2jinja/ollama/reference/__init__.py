@@ -62,6 +62,7 @@ __all__ = [
     "capabilities",
     "check_parse",
     "execute_path",
+    "llama_server_bodies",
     "load_conversation",
     "read_conversation_text",
     "render",
@@ -231,6 +232,32 @@ class ReferenceRenderer:
                 results.append(CapabilityRefusal(str(item.get("error", ""))))
             else:
                 _raise(item)  # a request error: the conversation broke the contract
+        if len(results) != len(conversations):
+            raise ReferenceRendererError("the Go reference renderer answered a short batch")
+        return results
+
+    def llama_server_bodies(self, conversations: list[dict[str, Any]]
+                            ) -> list[dict[str, Any] | RenderError]:
+        """The /v1/chat/completions body Ollama's llama-server client builds for each chat
+        request (its Jinja path: `llamaserver.go`), as far as the prompt depends on it; the
+        caller applies Ollama's think default first. A conversation Go cannot decode is a
+        RenderError item."""
+        if not conversations:
+            return []
+        for i, conversation in enumerate(conversations):
+            try:
+                check_conversation(conversation)
+            except ReferenceRendererError as exc:
+                raise ReferenceRendererError(f"conversations[{i}]: {exc}") from None
+        payload = {"op": "llama_server_body", "conversations": conversations}
+        limit = self._client.timeout * (1 + len(conversations) / 50)
+        answer = self._call(payload, "", limit)
+        if not answer.get("ok"):
+            _raise(answer)
+        results: list[dict[str, Any] | RenderError] = [
+            json.loads(decode_output(item)) if item.get("ok")
+            else RenderError(str(item.get("error", "")))
+            for item in answer.get("results") or ()]
         if len(results) != len(conversations):
             raise ReferenceRendererError("the Go reference renderer answered a short batch")
         return results
@@ -430,6 +457,12 @@ def render_many(
         modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
         server=server, lenient=lenient,
     )
+
+
+def llama_server_bodies(conversations: list[dict[str, Any]]
+                        ) -> list[dict[str, Any] | RenderError]:
+    """Ollama's llama-server request bodies (see `ReferenceRenderer.llama_server_bodies`)."""
+    return shared_renderer().llama_server_bodies(conversations)
 
 
 def check_parse(source: str) -> ParseVerdict:

@@ -215,6 +215,8 @@ func (s *server) serve(req *request) (resp response) {
 		return s.render(req)
 	case "render_many":
 		return s.renderMany(req)
+	case "llama_server_body":
+		return llamaServerBodies(req)
 	}
 	return response{ID: req.ID, Kind: "request", Error: fmt.Sprintf("unknown op %q", req.Op)}
 }

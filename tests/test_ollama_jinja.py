@@ -1,0 +1,180 @@
+"""The `ollama-jinja` context: Ollama's own request conversion, then llama-server's chat code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gotmpl2jinja.emit import translate
+from gotmpl2jinja.engines.base import RuntimeRefused
+from gotmpl2jinja.engines.ollama_jinja import (
+    THINK_REFUSED,
+    THINKING_DROPPED,
+    TOOLS_REFUSED,
+    jinja_thinks,
+    ollama_request,
+)
+from gotmpl2jinja.engines.registry import default_engine_names, get_engine, select_engines
+from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.verify.conversation import jinja_context
+from gotmpl2jinja.verify.harness import verify_template
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"
+
+#: A request with every field Ollama's conversion treats specially.
+REQUEST: dict[str, Any] = {
+    "messages": [
+        {"role": "User", "content": "hi <b>", "thinking": "x"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "f", "arguments": {"z": 1, "a": {"y": 2.5, "b": 1e21},
+                                                     "n": 9007199254740993}}},
+            {"id": "c1", "function": {"index": 3, "name": "g"}}]},
+        {"role": "tool", "content": "r", "tool_name": "f", "tool_call_id": ""},
+    ],
+    "tools": [{"type": "function", "function": {
+        "name": "f", "description": "",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string",
+                                                                "description": ""}}}}}],
+    "think": "high",
+}
+
+
+def test_the_body_is_the_one_ollamas_llama_server_client_builds() -> None:
+    """Written by hand from Ollama fb30760 (llm/llama_server.go's chat request): the role as
+    its decoder lower-cases it; no thinking; tool_call_id and name only when not empty; every
+    tool call with its index (0 when absent), type "function", id only when not empty, and
+    the arguments as the JSON text of Ollama's ordered map (request order at the top, Go
+    maps sorted below, numbers as float64: 2^53 + 1 is 2^53, 1e21 is `1e+21`, `{}` when
+    absent); tools as Go marshals api.Tools (an empty description left out); the level in
+    chat_template_kwargs, not at the top."""
+    [body] = reference.llama_server_bodies([REQUEST])
+    assert body == {
+        "messages": [
+            {"role": "user", "content": "hi <b>"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"index": 0, "type": "function", "function": {
+                    "name": "f", "arguments": '{"z":1,"a":{"b":1e+21,"y":2.5},'
+                                              '"n":9007199254740992}'}},
+                {"id": "c1", "index": 3, "type": "function",
+                 "function": {"name": "g", "arguments": "{}"}}]},
+            {"role": "tool", "name": "f", "content": "r"},
+        ],
+        "tools": [{"type": "function", "function": {
+            "name": "f", "parameters": {"type": "object",
+                                        "properties": {"q": {"type": "string"}}}}}],
+        "chat_template_kwargs": {"enable_thinking": True, "reasoning_effort": "high"},
+    }
+
+
+def test_think_false_and_unset_and_a_tool_without_properties() -> None:
+    off, unset = reference.llama_server_bodies([
+        {"messages": [{"role": "user", "content": "a"}], "think": False,
+         "tools": [{"type": "function", "function": {"name": "t"}}]},
+        {"messages": [{"role": "user", "content": "a"}], "tools": []}])
+    assert off == {"messages": [{"role": "user", "content": "a"}],
+                   "tools": [{"type": "function", "function": {
+                       "name": "t", "parameters": {"type": "", "properties": None}}}],
+                   "chat_template_kwargs": {"enable_thinking": False}}
+    assert unset == {"messages": [{"role": "user", "content": "a"}]}  # `tools: []` not sent
+
+
+def test_the_request_is_read_back_from_the_contract_context() -> None:
+    assert ollama_request(jinja_context(REQUEST)) == {
+        **REQUEST, "messages": [{**m, "content": m.get("content", "")}
+                                for m in REQUEST["messages"]]}
+    for think in (True, False, "low", "max"):
+        conv = {"messages": [{"role": "user", "content": "a"}], "think": think}
+        assert ollama_request(jinja_context(conv)) == conv
+
+
+def test_ollamas_thinking_capability_reads_the_jinja_text() -> None:
+    assert jinja_thinks("{{ '<think>' }}…{{ '</think>' }}")
+    assert jinja_thinks("{{ m.content.split('</think>')[-1] }}")
+    assert not jinja_thinks("{{ m.content.split('</think>')[-1] }}{{ m.reasoning_content }}")
+    assert not jinja_thinks("<thinking></thinking>")
+
+
+def test_a_case_in_scope_gives_the_go_paths_bytes() -> None:
+    """The seed's translation through Ollama's own Jinja path: tool calls, a tool answer,
+    think unset (the Jinja holds <think>…</think>, so Ollama sends enable_thinking=true, as
+    its Go path defaults think to true) and a level."""
+    go = SEED.read_text(encoding="utf-8")
+    jinja = translate(go)
+    engine = get_engine("ollama-jinja")
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather",
+        "parameters": {"type": "object", "required": ["city"],
+                       "properties": {"city": {"type": "string", "description": "City"}}}}}]
+    conversations = [
+        {"messages": [{"role": "system", "content": "Be brief."},
+                      {"role": "user", "content": "Weather in Paris?"}], "tools": tools},
+        {"messages": [{"role": "user", "content": "Weather in Paris?"},
+                      {"role": "assistant", "content": "", "tool_calls": [
+                          {"function": {"name": "get_weather",
+                                        "arguments": {"city": "Paris", "days": 2}}}]},
+                      {"role": "tool", "content": "sunny", "tool_name": "get_weather"}],
+         "tools": tools, "think": "high"},
+        {"messages": [{"role": "user", "content": "hi"}], "think": False},
+    ]
+    for conv in conversations:
+        assert engine.scope(conv, jinja) is None  # type: ignore[attr-defined]
+        assert engine.render(jinja, jinja_context(conv)) == reference.render(go, conv), conv
+
+
+def test_each_kind_ollamas_conversion_puts_out_of_scope_is_named() -> None:
+    engine = get_engine("ollama-jinja")
+    jinja = translate(SEED.read_text(encoding="utf-8"))
+    plain = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+    user = [{"role": "user", "content": "a"}]
+    scope = engine.scope  # type: ignore[attr-defined]
+    # earlier thinking: Ollama sends none, and the seed's Jinja reads it
+    thought = [*user, {"role": "assistant", "content": "b", "thinking": "t"}, *user]
+    assert scope({"messages": thought}, jinja) == THINKING_DROPPED
+    assert scope({"messages": thought}, plain) is None  # a Jinja that never reads it
+    # think on a Jinja where Ollama reads no thinking capability: its 400, no prompt
+    assert scope({"messages": user, "think": True}, plain) == THINK_REFUSED
+    assert scope({"messages": user, "think": False}, plain) is None
+    refused = engine.render_many(plain, [jinja_context({"messages": user, "think": "low"})])[0]
+    assert isinstance(refused, RuntimeRefused) and refused.kind == THINK_REFUSED
+    # tools on a Jinja without `tools` or `tool_call` in its text: its 400
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    assert scope({"messages": user, "tools": tools}, plain) == TOOLS_REFUSED
+    # llama-server's kinds apply as well (Ollama sends a call's index; llama-server drops it)
+    call = [*user, {"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"index": 1, "name": "f", "arguments": {}}}]}, *user]
+    assert scope({"messages": call}, jinja) == "tool-call index"
+    assert scope({"messages": []}, jinja) == "no messages"
+
+
+def test_a_tool_without_properties_is_llama_servers_refusal_of_ollamas_request() -> None:
+    """Ollama sends such a tool's parameters with `"properties": null`; llama-server's JSON
+    schema conversion refuses the request: found by rendering, counted under its kind."""
+    jinja = translate(SEED.read_text(encoding="utf-8"))
+    engine = get_engine("ollama-jinja")
+    conv = {"messages": [{"role": "user", "content": "a"}],
+            "tools": [{"type": "function", "function": {"name": "f"}}]}
+    result = engine.render_many(jinja, [jinja_context(conv)])[0]
+    assert isinstance(result, RuntimeRefused)
+    assert result.kind == ("llama-server refuses the request "
+                           "(JSON schema: properties must be an object)")
+
+
+def test_verify_on_ollama_jinja_counts_the_kinds_and_agrees_in_scope() -> None:
+    go = SEED.read_text(encoding="utf-8")
+    result = verify_template(go, translate(go), cases=150, engines=["ollama-jinja"], seed=5)
+    tally = result.counts["ollama-jinja"]
+    assert result.ok, json.dumps([d.diff for d in result.divergences])[:500]
+    assert tally.equal > 0 and THINKING_DROPPED in tally.runtime_differs
+    assert tally.cases == tally.equal + tally.both_failed + tally.refused + sum(
+        tally.runtime_differs.values())
+
+
+def test_the_context_is_opt_in() -> None:
+    """The contract's equivalence is Go against the Jinja's hosts; Ollama's own Jinja path is
+    a report, run when named."""
+    assert "ollama-jinja" not in default_engine_names()
+    assert "llamacpp-server" in default_engine_names()
+    assert "ollama-jinja" not in select_engines(None).used
+    assert select_engines(["ollama-jinja"]).used == ["ollama-jinja"]
