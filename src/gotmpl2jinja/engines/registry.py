@@ -163,22 +163,15 @@ def cpp_engine_specs() -> list[EngineSpec]:
     return specs
 
 
-def ollama_jinja_spec() -> EngineSpec:
+def ollama_jinja_spec(llama_server: EngineSpec) -> EngineSpec:
     """Ollama's own Jinja path: its request conversion, then llama-server's chat code from the
-    `llamacpp` driver (built by `gotmpl2jinja engines install llamacpp`). Opt-in: the contract's
-    equivalence is Go against the Jinja's hosts; this context reports what Ollama itself would
-    render from the Jinja, and runs when named (`--engines ollama-jinja`, `migrate --format
-    gguf`)."""
+    `llamacpp` driver (`llama_server`'s probe and setup: one build serves both). Opt-in: the
+    contract's equivalence is Go against the Jinja's hosts; this context reports what Ollama
+    itself would render from the Jinja, and runs when named (`--engines ollama-jinja`,
+    `migrate --format gguf`)."""
     recipe = cpp_build.RECIPES["llamacpp"]
-
-    def setup(progress: SetupProgress) -> None:
-        try:
-            cpp_build.install("llamacpp", progress=progress)
-        except cpp_build.EngineSetupError as exc:
-            raise EngineError(str(exc)) from None
-
     return EngineSpec(
-        "ollama-jinja", OllamaJinjaEngine, lambda: cpp_build.state("llamacpp"), setup,
+        "ollama-jinja", OllamaJinjaEngine, llama_server.probe, llama_server.setup,
         description=("Ollama fb30760's request conversion for its Jinja path, then llama-server "
                      f"from llama-cpp-python {recipe.package_version} (llama.cpp "
                      f"{recipe.llama_commit}): the prompt Ollama gets from the Jinja"),
@@ -239,8 +232,8 @@ for _spec in (
     EngineSpec("minijinja-trim", lambda: MiniJinjaEngine(trim=True),
                lambda: _module_missing("minijinja", "minijinja"),
                description="minijinja, trim_blocks/lstrip_blocks on (mistral.rs)"),
-    *cpp_engine_specs(),
-    ollama_jinja_spec(),
+    *(_cpp := cpp_engine_specs()),
+    ollama_jinja_spec(next(spec for spec in _cpp if spec.name == "llamacpp-server")),
 ):
     register_engine(_spec)
 
