@@ -22,11 +22,13 @@ from gotmpl2jinja.batch.migrate import (
     INVALID_INPUT,
     NOT_TRANSLATABLE,
     VERIFIED,
+    WRITE_FAILED,
     MigrateError,
     discover,
     migrate,
 )
 from gotmpl2jinja.cli.main import cli
+from gotmpl2jinja.engines.ollama_jinja import THINKING_DROPPED
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama.source import Source
 
@@ -269,5 +271,45 @@ def test_cli_exit_codes_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o3" / "ollama-store" / "tiny" / "1b.jinja").is_file()
 
-    usage = runner.invoke(cli, ["migrate", str(good), str(tmp_path / "o4"), "--format", "gguf"])
+    usage = runner.invoke(cli, ["migrate", str(good), str(tmp_path / "o4"), "--format", "gif"])
     assert usage.exit_code == 2
+
+
+def test_gguf_migration_reports_ollamas_own_jinja_path_per_model(tmp_path: Path) -> None:
+    """Issue 40: each model's GGUF is written with the template set, and the report says
+    whether Ollama's own Jinja path (engine ollama-jinja) gives the Go path's bytes, naming and
+    counting the kinds its conversion makes impossible (the seed's Jinja reads the thinking
+    Ollama does not send); a bare template has no GGUF to write into."""
+    from gguf import GGUFReader
+    from test_formats import kv_values, make_gguf
+
+    root = tmp_path / "models"
+    weights = tmp_path / "w.gguf"
+    make_gguf(weights)
+    seed = (CORPUS.parent / "seeds" / "002_qwen-style.gotmpl").read_bytes()
+    install(root, "manifests/registry.ollama.ai/library/qwenish/1b",
+            manifest_bytes(root, [layer(root, "model", weights.read_bytes()),
+                                  layer(root, "template", seed)], {"model_format": "gguf"}))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "bare.gotmpl").write_bytes(seed)
+    out = tmp_path / "out"
+    report = migrate(src, out, fmt="gguf", cases=60, store=str(root),
+                     engines=["jinja2"], skipped={})
+    assert report.engines == ["jinja2", "ollama-jinja"]
+    bare, model = _by_input(report)["bare.gotmpl"], _by_input(report)["ollama:qwenish:1b"]
+    assert model.status == VERIFIED and model.output == "ollama-store/qwenish/1b.gguf"
+    assert "<|im_start|>" in str(kv_values(GGUFReader(out / model.output))[
+        "tokenizer.chat_template"])
+    found = model.ollama_jinja
+    assert found is not None and found["same_bytes"] and found["compared"] > 0
+    assert found["out_of_scope"][THINKING_DROPPED] > 0
+    assert bare.status == WRITE_FAILED and "no GGUF to write into: a bare template" in str(
+        bare.reason)
+    assert bare.ollama_jinja is not None and bare.ollama_jinja["same_bytes"]
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "## Ollama's own Jinja path" in markdown
+    assert f"{THINKING_DROPPED} {found['out_of_scope'][THINKING_DROPPED]}" in markdown
+    saved = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert {i["input"]: i["ollama_jinja"]["same_bytes"] for i in saved["items"]} == {
+        "bare.gotmpl": True, "ollama:qwenish:1b": True}

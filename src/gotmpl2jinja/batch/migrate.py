@@ -14,10 +14,15 @@ the report says for each item what happened and why:
 - `invalid input` — Ollama itself would reject it (bad Modelfile, Go parse error, not UTF-8…);
 - `internal error` — a bug of this tool on that item (the message says which); not written.
 
+With `fmt="gguf"` each item is written into a copy of its model's GGUF (an installed model's
+weights, or the file a Modelfile's FROM names) and also verified on `ollama-jinja`, Ollama's
+own Jinja path: a per-model report (`batch.ollama_path`), not a condition for writing.
+
 Nothing that exists is overwritten without `force`, and that is checked before any work, so a
 refused run leaves OUT as it was. Exit status (CLI): 0 only if every item is converted+verified.
 
-May depend on: `batch.driver`, `emit`, `engines`, `errors`, `formats`, `ollama`.
+May depend on: `batch.driver`, `batch.ollama_path`, `emit`, `engines`, `errors`, `formats`,
+`ollama`.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gotmpl2jinja.batch import driver
+from gotmpl2jinja.batch import driver, ollama_path
 from gotmpl2jinja.emit.preamble import convert_source
 from gotmpl2jinja.engines.registry import EngineTimeout, select_engines
 from gotmpl2jinja.errors import (
@@ -72,9 +77,10 @@ STATUS_MEANINGS = {
     WRITE_FAILED: "verified, but its file could not be written (why given)",
 }
 
-MIGRATE_FORMATS: tuple[str, ...] = ("jinja", "hf", "lmstudio")
+MIGRATE_FORMATS: tuple[str, ...] = ("jinja", "hf", "lmstudio", "gguf")
 #: What each format's file is called next to the input's mirrored name.
-OUTPUT_SUFFIXES = {"jinja": ".jinja", "hf": ".tokenizer_config.json", "lmstudio": ".lmstudio.json"}
+OUTPUT_SUFFIXES = {"jinja": ".jinja", "hf": ".tokenizer_config.json", "lmstudio": ".lmstudio.json",
+                   "gguf": ".gguf"}
 DEFAULT_CASES = 30
 STORE_FOLDER = "ollama-store"  # where installed models' outputs go under OUT
 REPORT_NAME = "report.md"
@@ -109,6 +115,8 @@ class Item:
     cases: int = 0
     engines: list[str] = field(default_factory=list)
     divergence: dict[str, Any] | None = None
+    #: gguf: what Ollama's own Jinja path did (`batch.ollama_path.report`); a report only.
+    ollama_jinja: dict[str, Any] | None = None
 
 
 @dataclass
@@ -278,17 +286,26 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
     result, jinja = ran.result, ran.jinja
     assert result is not None and jinja is not None
     item.cases, item.engines = result.cases, list(result.engines)
-    if not result.ok:
-        first = result.divergences[0]
+    item.ollama_jinja = ollama_path.report(result)
+    divergences = [d for d in result.divergences if d.engine != ollama_path.ENGINE]
+    if divergences:
+        first = divergences[0]
         item.status = DIVERGED
-        engines = ", ".join(d.engine for d in result.divergences)
+        engines = ", ".join(d.engine for d in divergences)
         item.reason = f"renders differently from Ollama on {engines}"
         item.divergence = _divergence_json(first)
         return item
     target = out / planned.output
+    gguf = None
+    if fmt == "gguf":  # the model's own GGUF, copied with the template set
+        gguf = ollama_path.gguf_source(planned.path, planned.label, models_dir,
+                                       source.kind == "modelfile")
+        if isinstance(gguf, str):
+            item.status, item.reason = WRITE_FAILED, f"no GGUF to write into: {gguf}"
+            return item
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_output(jinja, fmt, target, force=force, stop=source.stop)
+        write_output(jinja, fmt, target, force=force, stop=source.stop, gguf_source=gguf)
     except (OSError, OutputError) as exc:  # a full disk, a read-only folder: say so, go on
         item.status = WRITE_FAILED
         item.reason = str(exc) if isinstance(exc, OutputError) else \
@@ -380,6 +397,7 @@ def migrate(
     if engines is None:
         selection = select_engines(None)
         engines, skipped = selection.used, selection.skipped
+    engines, skipped = ollama_path.with_ollama_jinja(fmt, list(engines), dict(skipped or {}))
     result = MigrationReport(
         command=regenerate_command(str(src), str(out), fmt=fmt, cases=cases, seed=seed,
                                    store=store, report=None if report is None else str(report)),
@@ -452,6 +470,8 @@ def markdown_report(report: MigrationReport) -> str:
             detail += f" ({len(item.warnings)} warning{'s' if len(item.warnings) > 1 else ''})"
         lines.append(f"| `{item.input}` | {item.kind or ''} | {item.status} | {detail} |")
     lines.append("")
+    lines += ollama_path.markdown_section([(item.input, item.ollama_jinja) for item in report.items
+                                           if item.ollama_jinja is not None])
     return "\n".join(lines)
 
 

@@ -435,9 +435,11 @@ def _runtime_differs_lines(rows: list[SweepRow]) -> list[str]:
     if not totals:
         return []
     listed = "; ".join(f"{engine}: {kind} {n}" for (engine, kind), n in sorted(totals.items()))
+    sections = "*On llama-server*" + (", *On Ollama's own Jinja path*" if any(
+        engine == "ollama-jinja" for engine, _ in totals) else "")
     return ["**Out of scope on a runtime context** (not compared: kinds of conversation no "
             "template can make that runtime render as Ollama, and requests it refuses: "
-            "docs/equivalence-contract.md, *On llama-server*): " + listed + ".", ""]
+            f"docs/equivalence-contract.md, {sections}): " + listed + ".", ""]
 
 
 def to_json(rows: list[SweepRow]) -> list[dict[str, Any]]:

@@ -211,8 +211,11 @@ def _verify_progress() -> Any:
 @click.command()
 @click.argument("src")
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio"]),
-              default="jinja", show_default=True, help="What to write for each verified item.")
+@click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio", "gguf"]),
+              default="jinja", show_default=True,
+              help="What to write for each verified item (gguf: a copy of the model's GGUF — "
+              "an installed model's, or a Modelfile's FROM file — with the template set, and "
+              "per model whether Ollama's own Jinja path gives its Go path's bytes).")
 @click.option("--ollama-store", "store", is_flag=False, flag_value="", default=None,
               metavar="[DIR]", help="Also every installed model (DIR: the models directory; "
               "default $OLLAMA_MODELS or ~/.ollama/models).")
