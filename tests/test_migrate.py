@@ -170,7 +170,7 @@ def test_untranslatable_is_reported_with_its_place_in_the_modelfile(
         src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The translator's TEMPLATE position becomes a Modelfile position (TEMPLATE is on line 3
     of template-qwen.modelfile, after `TEMPLATE \"\"\"`, so template 1:4 is Modelfile 3:16)."""
-    def refuse(source: Source) -> str:
+    def refuse(source: Source, bos: object = None) -> str:
         raise TranslationError("nothing like this in Jinja", line=1, col=4, name=source.name)
 
     monkeypatch.setattr(batch, "convert_source", refuse)
@@ -189,7 +189,7 @@ def test_divergence_is_reported_and_not_written(
     _copy(CORPUS / "ollama" / "template" / "chatml.gotmpl", src / "chatml.gotmpl")
     real = batch.convert_source
 
-    def off_by_one(source: Source) -> str:
+    def off_by_one(source: Source, bos: object = None) -> str:
         return real(source).replace("<|im_start|>", "<|im_begin|>", 1)
 
     monkeypatch.setattr(batch, "convert_source", off_by_one)

@@ -57,6 +57,7 @@ from gotmpl2jinja.ollama.source import (
     source_from_model,
 )
 from gotmpl2jinja.ollama.store import default_models_dir, list_models, load_model
+from gotmpl2jinja.ollama.vocab import BosFacts, resolve_facts
 
 VERIFIED = "converted+verified"
 DIVERGED = "diverged"
@@ -117,6 +118,17 @@ class Item:
     divergence: dict[str, Any] | None = None
     #: gguf: what Ollama's own Jinja path did (`batch.ollama_path.report`); a report only.
     ollama_jinja: dict[str, Any] | None = None
+    #: What the translation does about BOS, from the installed model's tokenizer (or not decided).
+    bos: str | None = None
+
+
+def bos_note(facts: BosFacts | None) -> str:
+    """One item's BOS, as the report says it."""
+    if facts is None or facts.adds_bos is None:
+        return "not decided (no tokenizer facts: only an installed model's GGUF gives them here)"
+    if facts.adds_bos:
+        return f"bos_token written first ({facts.source}: {facts.rule})"
+    return f"no bos_token: Ollama's tokenizer adds none ({facts.source}: {facts.rule})"
 
 
 @dataclass
@@ -258,7 +270,15 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
     A broken reference renderer (Go missing…) is not an item's fault: it is raised.
     """
     item = Item(input=planned.label, status=INVALID_INPUT)
-    ran = driver.run(planned.label, lambda: _read(planned, models_dir), convert=convert_source,
+    facts: list[BosFacts | None] = [None]
+
+    def convert(source: Source) -> str:
+        facts[0] = resolve_facts(model_path=source.model_path, warnings=source.warnings,
+                                 model=source.name)
+        item.bos = bos_note(facts[0])
+        return convert_source(source, facts[0])
+
+    ran = driver.run(planned.label, lambda: _read(planned, models_dir), convert=convert,
                      cases=cases, seed=seed, engines=engines)
     exc = ran.error
     if ran.failed == driver.READ:  # ModelfileError, InputError, StoreError
@@ -305,7 +325,8 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
             return item
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_output(jinja, fmt, target, force=force, stop=source.stop, gguf_source=gguf)
+        write_output(jinja, fmt, target, force=force, stop=source.stop, gguf_source=gguf,
+                     bos=facts[0])
     except (OSError, OutputError) as exc:  # a full disk, a read-only folder: say so, go on
         item.status = WRITE_FAILED
         item.reason = str(exc) if isinstance(exc, OutputError) else \
@@ -470,6 +491,11 @@ def markdown_report(report: MigrationReport) -> str:
             detail += f" ({len(item.warnings)} warning{'s' if len(item.warnings) > 1 else ''})"
         lines.append(f"| `{item.input}` | {item.kind or ''} | {item.status} | {detail} |")
     lines.append("")
+    bos = [item for item in report.items if item.status == VERIFIED and item.bos]
+    if bos:
+        lines += ["BOS (Ollama's tokenizer adds it when the vocabulary says so; transformers and "
+                  "vLLM need the template to write `bos_token`):", "",
+                  *(f"- `{item.input}`: {item.bos}" for item in bos), ""]
     lines += ollama_path.markdown_section([(item.input, item.ollama_jinja) for item in report.items
                                            if item.ollama_jinja is not None])
     return "\n".join(lines)

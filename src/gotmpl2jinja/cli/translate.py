@@ -123,7 +123,14 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
               help="jinja: chat_template.jinja; hf: chat_template in tokenizer_config.json; "
               "lmstudio: an LM Studio model config; gguf: a copy of --gguf with the template set.")
 @click.option("--gguf", "gguf_source", type=click.Path(exists=True, dir_okay=False),
-              default=None, help="The GGUF file to copy (with --format gguf).")
+              default=None, help="The model's GGUF: its tokenizer decides BOS (every format); "
+              "with --format gguf, the file to copy.")
+@click.option("--tokenizer-config", "tokenizer_config",
+              type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The model's tokenizer_config.json: its add_bos_token decides BOS.")
+@click.option("--bos/--no-bos", "bos", default=None,
+              help="Ollama's tokenizer adds BOS (the Jinja writes bos_token first) or not; "
+              "overrides what the files say.")
 @click.option("--models", "models_dir", type=click.Path(file_okay=False), default=None,
               help="Ollama's models directory for ollama:NAME (default $OLLAMA_MODELS or "
               "~/.ollama/models).")
@@ -133,7 +140,8 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
 @as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
-            models_dir: str | None, force: bool, kind: str, no_check: bool) -> None:
+            tokenizer_config: str | None, bos: bool | None, models_dir: str | None,
+            force: bool, kind: str, no_check: bool) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
@@ -144,16 +152,28 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     The Jinja is checked against Ollama's own rendering (Go's text/template) on generated
     conversations and every engine available before anything is printed or written; a
     divergence is an error (exit 1) with its minimal conversation. --no-check skips that.
+
+    BOS: when the model's tokenizer adds BOS (llama.cpp's rule, read from --gguf, the installed
+    model's GGUF, or --tokenizer-config; --bos/--no-bos overrides), the Jinja writes bos_token
+    first, as transformers and vLLM need; --format hf also writes the BOS facts.
     """
     from gotmpl2jinja.emit.legacy import collect_warnings
     from gotmpl2jinja.emit.preamble import convert_source
     from gotmpl2jinja.formats.writers import write_output
+    from gotmpl2jinja.ollama.vocab import resolve_facts, undecided_line
 
-    if gguf_source is not None and fmt != "gguf":
-        raise click.UsageError(f"--gguf is only for --format gguf (not {fmt})")
+    if gguf_source is not None and tokenizer_config is not None:
+        raise click.UsageError("give --gguf or --tokenizer-config, not both")
     source = load_input(input_spec, kind, models_dir)
+    unread: list[str] = []
+    facts = resolve_facts(gguf=Path(gguf_source) if gguf_source else None,
+                          model_path=source.model_path, bos=bos, warnings=unread,
+                          model=source.name,
+                          tokenizer_config=Path(tokenizer_config) if tokenizer_config else None)
+    for warning in unread:
+        click.echo(f"warning: {warning}", err=True)
     with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
-        jinja, problems = collect_warnings(lambda: convert_source(source))
+        jinja, problems = collect_warnings(lambda: convert_source(source, facts))
     for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
         click.echo(f"warning: {problem}", err=True)
     if no_check:
@@ -171,6 +191,8 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
                                          f"rendering: {exc} (--no-check skips the check)"
                                          ) from None
         click.echo(check_line(checked), err=True)
+    if (undecided := undecided_line(facts)) is not None:  # after the errors: they stay 1 line
+        click.echo(f"note: {undecided}", err=True)
     if output is None:
         if fmt != "jinja":
             raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")
@@ -185,7 +207,7 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
             f"-o {output}: no such directory; create it to write {fmt}'s usual file inside, "
             "or give a file name with an extension")
     written = write_output(jinja, fmt, Path(output), force=force, stop=source.stop,
-                           gguf_source=Path(gguf_source) if gguf_source else None)
+                           gguf_source=Path(gguf_source) if gguf_source else None, bos=facts)
     click.echo(f"wrote {written}", err=True)
 
 

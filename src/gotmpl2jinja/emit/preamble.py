@@ -2,15 +2,20 @@
 Ollama's server does for a Modelfile's SYSTEM and MESSAGE lines (ollama-semantics.md §8), and
 `convert_source`, the translation of a Source with its preamble inside.
 
-May depend on: `emit` (`translator`, `paths`, `runtime`), `ollama.source`.
+May depend on: `emit` (`translator`, `paths`, `runtime`), `ollama.source`, `ollama.vocab`.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from gotmpl2jinja.emit import runtime
 from gotmpl2jinja.emit.paths import FIM_CONDITION
 from gotmpl2jinja.emit.translator import translate
 from gotmpl2jinja.ollama.source import Source
+
+if TYPE_CHECKING:  # a type only: the gguf package is imported where facts are read
+    from gotmpl2jinja.ollama.vocab import BosFacts
 
 # ---------------------------------------------------------------------------------------------
 # The Modelfile rule in Jinja
@@ -89,12 +94,13 @@ def with_preamble(preamble: str, jinja: str) -> str:
     return header + preamble + separator + body
 
 
-def convert_source(source: Source) -> str:
+def convert_source(source: Source, bos: BosFacts | None = None) -> str:
     """The Jinja for a Source: the translated template with the Modelfile preamble inside.
 
     The translator's header comment stays first; the preamble goes right after it, so the
     rewritten `messages` is what the translated prelude (collate and the rest) reads. Raises
-    TranslationError (with FILE:LINE:COL) for what cannot be translated faithfully.
+    TranslationError (with FILE:LINE:COL) for what cannot be translated faithfully. `bos`:
+    the model's tokenizer facts (the Jinja writes bos_token first when it adds BOS).
     """
-    jinja = translate(source.template, name=source.name)
+    jinja = translate(source.template, name=source.name, bos=bos)
     return with_preamble(modelfile_preamble(source.system, source.messages), jinja)

@@ -1,22 +1,28 @@
 """The emit stage's entry points: a parsed template → Jinja (`emit`), source → Jinja
 (`translate`); the Messages path, the legacy path or both behind the FIM switch.
 
-May depend on: `analysis`, `emit.emitter`, `emit.legacy`, `emit.values`, `errors`, `ollama`,
-`syntax`.
+May depend on: `analysis`, `emit.emitter`, `emit.legacy`, `emit.paths`, `emit.values`,
+`errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
+from typing import TYPE_CHECKING
 
 from gotmpl2jinja.analysis import analyze
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.legacy import translate_legacy
+from gotmpl2jinja.emit.paths import header_name
 from gotmpl2jinja.emit.values import Retype, retype_refusal
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts
 from gotmpl2jinja.syntax import nodes
 from gotmpl2jinja.syntax.parser import parse
+
+if TYPE_CHECKING:  # a type only: the gguf package is imported where facts are read
+    from gotmpl2jinja.ollama.vocab import BosFacts
 
 
 def uses_messages(template: nodes.Template) -> bool:
@@ -80,6 +86,49 @@ def _emit(template: nodes.Template) -> str:
     raise retype_refusal(last, analysis.variables.values(), template.name)
 
 
-def translate(source: str, name: str = "template") -> str:
-    """Go template source → equivalent Jinja source."""
-    return emit(parse(source, name=name))
+def translate(source: str, name: str = "template", *, bos: BosFacts | None = None) -> str:
+    """Go template source → equivalent Jinja source; with `bos` facts whose `adds_bos` is true,
+    the Jinja writes `bos_token` first (`with_bos`)."""
+    template = parse(source, name=name)
+    jinja = emit(template)
+    if bos is None or not bos.adds_bos:
+        return jinja
+    _refuse_stripped_bos(template, bos)
+    return with_bos(jinja, bos)
+
+
+def with_bos(jinja: str, bos: BosFacts) -> str:
+    """`jinja` writing `bos_token` before anything else, the facts said in its header.
+
+    Ollama tokenizes its prompt with add_special, so its tokenizer puts BOS first when the
+    vocabulary says so; transformers and vLLM tokenize a template's output without added
+    specials, so the template must write it (the Hugging Face convention: the host supplies
+    the text as `bos_token`). A template that writes the BOS text itself keeps it: Ollama then
+    feeds two BOS tokens, and so does the translation. Whitespace-exact: the header's newline
+    is trimmed by `{{-`, and every line after the header starts with a left-trimming tag."""
+    end = jinja.find("#}") if jinja.startswith("{#") else -1
+    if end < 0:  # no header comment (never so today): BOS still first
+        return "{{- bos_token }}" + jinja
+    said = bos.bos_token if bos.bos_token is not None else "the model's BOS"
+    note = (f"BOS: bos_token is written first, as Ollama's tokenizer adds {header_name(said)} "
+            f"before the prompt ({header_name(bos.rule or 'adds BOS')}; from "
+            f"{header_name(bos.source)}).")
+    head = jinja[:end].rstrip(" ")
+    lines = textwrap.wrap(note, width=88, break_long_words=False, break_on_hyphens=False)
+    header = head + "".join(f"\n    {line}" for line in lines) + " #}"
+    return header + "\n{{- bos_token }}" + jinja[end + 2:]
+
+
+def _refuse_stripped_bos(template: nodes.Template, bos: BosFacts) -> None:
+    """Ollama's server cuts a leading `<bos>` text off the prompt when it judges that the
+    tokenizer adds BOS (its completionPrompt): a template that starts with that text feeds one
+    BOS there, which bos_token plus the text would not. Refused rather than written wrong."""
+    if not bos.strips:
+        return
+    first = template.root.nodes[0] if template.root.nodes else None
+    if isinstance(first, nodes.TextNode) and first.text.startswith(bos.strips):
+        raise TranslationError(
+            f"the template starts with {bos.strips}, which Ollama's server cuts off the prompt "
+            "before its tokenizer adds BOS: writing bos_token before it would feed the model "
+            "two; not supported with these tokenizer facts (--no-bos translates it as is)",
+            name=template.name, line=first.pos.line, col=first.pos.col)

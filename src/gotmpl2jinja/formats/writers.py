@@ -8,8 +8,10 @@ is only read, and everything in it except `tokenizer.chat_template` is copied by
 
 Formats:
 - `jinja`: the template as is (a `chat_template.jinja`; a directory gets that file name).
-- `hf`: `chat_template` set in a `tokenizer_config.json` (a directory gets that file name). A
-  new file holds just that key. An existing file is UPDATED IN PLACE ONLY WITH `force` — it is
+- `hf`: `chat_template` set in a `tokenizer_config.json` (a directory gets that file name), with
+  the model's BOS facts when known: `bos_token`, `eos_token`, `add_bos_token` (the key
+  llama.cpp's converter turns into `tokenizer.ggml.add_bos_token`). A new file holds just
+  those keys. An existing file is UPDATED IN PLACE ONLY WITH `force` — it is
   an overwrite like any other; every other key keeps its value and its order, written with
   indent 2, non-ASCII kept, and a trailing newline (as transformers writes it).
 - `lmstudio`: LM Studio's model config, `{"type": "manual", "jinjaPromptTemplate":
@@ -17,7 +19,7 @@ Formats:
 - `gguf`: a copy of `gguf_source` with `tokenizer.chat_template` set (replaced where it was,
   appended after the other keys otherwise).
 
-May depend on: `errors`.
+May depend on: `errors` (and `ollama.vocab` for a type).
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ import struct
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+
+if TYPE_CHECKING:
+    from gotmpl2jinja.ollama.vocab import BosFacts
 
 FORMATS: tuple[str, ...] = ("jinja", "hf", "lmstudio", "gguf")
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
@@ -45,7 +50,7 @@ class OutputError(Gotmpl2JinjaError):
 
 def write_output(
     jinja: str, fmt: str, out: Path, *, force: bool = False, stop: list[str] | None = None,
-    gguf_source: Path | None = None,
+    gguf_source: Path | None = None, bos: BosFacts | None = None,
 ) -> Path:
     """Write `jinja` in format `fmt` to `out` (file, or directory for jinja/hf/gguf); returns
     the path written."""
@@ -67,7 +72,7 @@ def write_output(
     if fmt == "jinja":
         _atomic_write(out, lambda f: f.write(jinja.encode("utf-8")))
     elif fmt == "hf":
-        data = _hf_config(jinja, out)
+        data = _hf_config(jinja, out, bos)
         _atomic_write(out, lambda f: f.write(data))
     elif fmt == "lmstudio":
         data = lmstudio_config(jinja, stop or []).encode("utf-8")
@@ -106,8 +111,9 @@ def _atomic_write(out: Path, write: Callable[[IO[bytes]], Any]) -> None:
         raise
 
 
-def _hf_config(jinja: str, out: Path) -> bytes:
-    """tokenizer_config.json with `chat_template` set; other keys, values and order kept."""
+def _hf_config(jinja: str, out: Path, bos: BosFacts | None = None) -> bytes:
+    """tokenizer_config.json with `chat_template` and the known BOS facts set; other keys,
+    values and order kept (an AddedToken object keeps its form, its content set)."""
     config: dict[str, Any] = {}
     if out.exists():
         try:
@@ -128,6 +134,16 @@ def _hf_config(jinja: str, out: Path) -> bytes:
         named[0]["template"] = jinja
     else:
         config["chat_template"] = jinja
+    if bos is not None:
+        for key, text in (("bos_token", bos.bos_token), ("eos_token", bos.eos_token)):
+            if text is None:
+                continue
+            if isinstance(config.get(key), dict):
+                config[key]["content"] = text
+            else:
+                config[key] = text
+        if bos.adds_bos is not None:
+            config["add_bos_token"] = bos.adds_bos
     return (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 

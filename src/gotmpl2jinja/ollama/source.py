@@ -70,6 +70,8 @@ class Source:
     #: (line, col) in the file where the template's first character is, for a Modelfile's
     #: TEMPLATE; None when the template is the whole file (or not in the file at all).
     origin: tuple[int, int] | None = None
+    #: The installed model's weights (its GGUF: where its tokenizer facts are), when known.
+    model_path: Path | None = None
 
     def locate(self, line: int, col: int | None) -> tuple[int, int | None]:
         """A template position (1-based; the parser's column counts UTF-8 bytes, as Go's
@@ -229,6 +231,7 @@ def source_from_modelfile(mf: Modelfile, *, models_dir: Path | None = None) -> S
             stop = base.stop
         if base.renderer:
             warnings.append(_renderer_warning(mf.name, base.renderer))
+    model_path = base.model_path if base is not None else None
     if template is None:
         where = "" if base is None else f" (the installed {base.name} has no template layer)"
         warnings.append(
@@ -241,7 +244,7 @@ def source_from_modelfile(mf: Modelfile, *, models_dir: Path | None = None) -> S
     if mf.renderer:
         warnings.append(_renderer_warning(mf.name, mf.renderer))
     return Source(name=mf.name, template=template, kind="modelfile", system=system,
-                  messages=messages, stop=list(stop), warnings=warnings)
+                  messages=messages, stop=list(stop), warnings=warnings, model_path=model_path)
 
 
 def _installed_base(mf: Modelfile, models_dir: Path | None,
@@ -270,7 +273,8 @@ def source_from_model(model: InstalledModel, spec: str) -> Source:
         warnings.append(_renderer_warning(spec, model.renderer))
     messages = _plain_messages(model.messages, spec, warnings)
     return Source(name=spec, template=template, kind="ollama", system=model.system or None,
-                  messages=messages, stop=model.stop, warnings=warnings)
+                  messages=messages, stop=model.stop, warnings=warnings,
+                  model_path=model.model_path)
 
 
 def _plain_messages(messages: list[Any], where: str, warnings: list[str]) -> list[dict[str, str]]:
