@@ -163,6 +163,7 @@ def test_a_shared_setup_step_runs_and_reports_once(monkeypatch: pytest.MonkeyPat
     specs = {name: registry.EngineSpec(name, lambda: None, lambda: None, build)  # type: ignore[arg-type,return-value]
              for name in ("cpp", "cpp-server")}
     monkeypatch.setattr(registry, "ENGINES", specs)
+    monkeypatch.setattr(registry, "TOOLS", {})
     states, failed = registry.setup_engines(None, lines.append)
     assert lines == ["cpp: ready (driver)"]
     assert states == {"cpp": None, "cpp-server": None} and failed == []
@@ -179,6 +180,152 @@ def test_a_shared_setup_step_that_fails_fails_both(monkeypatch: pytest.MonkeyPat
     specs = {name: registry.EngineSpec(name, lambda: None, lambda: "not built", build)  # type: ignore[arg-type,return-value]
              for name in ("cpp", "cpp-server")}
     monkeypatch.setattr(registry, "ENGINES", specs)
+    monkeypatch.setattr(registry, "TOOLS", {})
     _, failed = registry.setup_engines(None, lines.append)
     assert lines == ["cpp: setup failed: no compiler"]
     assert failed == ["cpp", "cpp-server"]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. an output that cannot be written is said before any work, with one exit code per problem
+
+#: A template that does not parse: its error on stderr would mean the output was checked only
+#: after reading and translating.
+UNCLOSED = "{{ if .Messages }}oops"
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("-o", "{tmp}/newdir/"), 1, "cannot write {tmp}/newdir/: directory {tmp}/newdir does not "
+                                 "exist"),
+    (("-o", "{tmp}/nodir/sub/x.jinja"), 1, "cannot write {tmp}/nodir/sub/x.jinja: directory "
+                                           "{tmp}/nodir/sub does not exist"),
+    (("-o", "{tmp}/existing.jinja"), 1, "{tmp}/existing.jinja already exists (use --force to "
+                                        "overwrite it)"),
+    (("--format", "hf", "-o", "{tmp}"), 1, "{tmp}/tokenizer_config.json already exists; --force "
+                                           "updates it in place (chat_template, and the BOS keys "
+                                           "when known; every other key is kept)"),
+    (("--format", "lmstudio", "-o", "{tmp}"), 1, "{tmp} is a directory; give the lmstudio "
+                                                 "output a file name"),
+    (("--format", "lmstudio"), 2, "Error: --format lmstudio writes a file: give it -o PATH"),
+    (("--format", "lmstudio", "-o", "-"), 2, "Error: --format lmstudio writes a file: give it "
+                                             "-o PATH"),
+], ids=["new dir/", "missing parent", "existing", "hf existing", "lmstudio dir", "lmstudio",
+        "lmstudio -o -"])
+def test_convert_checks_its_output_before_translating(
+        tmp_path: Path, args: tuple[str, ...], code: int, message: str) -> None:
+    (tmp_path / "existing.jinja").write_text("keep")
+    (tmp_path / "tokenizer_config.json").write_text('{"bos_token": "<s>"}')
+    template = tmp_path / "unclosed.gotmpl"
+    template.write_text(UNCLOSED)
+    result = run("convert", str(template), *[a.format(tmp=tmp_path) for a in args])
+    assert result.exit_code == code, result.output
+    assert result.stderr.splitlines()[-1] == message.format(tmp=tmp_path)
+    assert "EOF" not in result.stderr and "checked" not in result.stderr  # never translated
+    assert (tmp_path / "existing.jinja").read_text() == "keep"
+    assert (tmp_path / "tokenizer_config.json").read_text() == '{"bos_token": "<s>"}'
+
+
+def test_convert_dash_o_dash_is_standard_output(tmp_path: Path) -> None:
+    plain = run("convert", str(CHATML), "--no-check")
+    dashed = run("convert", str(CHATML), "--no-check", "-o", "-")
+    assert plain.exit_code == dashed.exit_code == 0
+    assert dashed.stdout == plain.stdout and dashed.stdout.startswith("{#-")
+    assert not Path("-").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. an empty template is said to be empty
+
+
+@pytest.mark.parametrize("text, words", [("", "the template is empty"),
+                                         ("\n  \n", "the template holds only whitespace")])
+def test_an_empty_template_is_a_warning(tmp_path: Path, text: str, words: str) -> None:
+    template = tmp_path / "empty.gotmpl"
+    template.write_text(text)
+    converted = run("convert", str(template), "--no-check")
+    assert converted.exit_code == 0
+    assert f"warning: {template}: {words}" in converted.stderr
+    verified = run("verify", str(template), "--engines", "jinja2", "--cases", "1")
+    assert verified.exit_code == 0, verified.output
+    assert f"warning: {template}: {words}" in verified.stderr
+
+
+def test_a_modelfile_with_a_template_is_not_empty(tmp_path: Path) -> None:
+    modelfile = tmp_path / "Modelfile"
+    modelfile.write_text(MODELFILE)
+    result = run("convert", str(modelfile), "--no-check")
+    assert result.exit_code == 0 and "empty" not in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. convert's check is bounded by --timeout, as verify's is
+
+GO_LOOP = "{{ range 10000000000000 }}{{ end }}{{ .Prompt }}"
+
+
+def test_convert_check_stops_at_its_timeout(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from gotmpl2jinja.verify import check
+
+    monkeypatch.setattr(check, "check_engines", lambda: ["jinja2"])
+    template = tmp_path / "loop.gotmpl"
+    template.write_text(GO_LOOP)
+    result = run("convert", str(template), "--timeout", "0.5")
+    assert result.exit_code == 1, result.output
+    assert "rendering did not finish within" in result.stderr
+    assert result.stdout == ""
+    no_traceback(result)
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "86401", "nan"])
+def test_convert_timeout_is_checked_like_verifys(seconds: str) -> None:
+    converted = run("convert", str(CHATML), "--timeout", seconds)
+    verified = run("verify", str(CHATML), "--timeout", seconds)
+    assert converted.exit_code == verified.exit_code == 2
+    assert converted.stderr.splitlines()[-1] == verified.stderr.splitlines()[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. a Jinja template given where a Go template is expected is named as such
+
+JINJA = "{%- for m in messages %}{{ m.content }}{% endfor %}"
+
+
+@pytest.mark.parametrize("command", ["convert", "parse", "verify", "render"])
+def test_jinja_input_is_said_to_be_jinja(tmp_path: Path, command: str) -> None:
+    template = tmp_path / "chat_template.jinja"
+    template.write_text(JINJA)
+    args = [str(template)]
+    if command == "render":
+        args.append(str(write_json(tmp_path / "c.json", HELLO)))
+    result = run(command, *args)
+    assert result.exit_code == 1
+    assert f"{template}:1:" in result.output
+    assert ("this looks like a Jinja template (it has {% … %} tags): gotmpl2jinja reads "
+            "Ollama's Go templates") in result.output
+    no_traceback(result)
+
+
+def test_a_go_syntax_error_without_jinja_tags_has_no_jinja_hint(tmp_path: Path) -> None:
+    template = tmp_path / "bad.gotmpl"
+    template.write_text("{{ if .Messages }}")
+    result = run("convert", str(template))
+    assert result.exit_code == 1 and "Jinja" not in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. runtime-differs per engine, with the cases each compared
+
+
+def test_runtime_differs_is_per_engine_with_the_compared_count() -> None:
+    from gotmpl2jinja.batch.files import summary_line
+    from gotmpl2jinja.verify.outcomes import EngineTally, VerifyResult
+
+    counts = {"jinja2": EngineTally(cases=200, equal=200),
+              "llamacpp-server": EngineTally(cases=200, equal=56,
+                                             runtime_differs={"prefill": 100, "developer": 44}),
+              "minja-server": EngineTally(cases=200, equal=7, runtime_differs={"prefill": 193})}
+    result = VerifyResult(name="t", cases=200, engines=list(counts), counts=counts)
+    line = summary_line(result, "t.gotmpl")
+    assert ("\truntime-differs=llamacpp-server:144 (compared 56 of 200),"
+            "minja-server:193 (compared 7 of 200)\t") in line

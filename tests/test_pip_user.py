@@ -450,7 +450,7 @@ def test_sweep_writes_with_force(tmp_path: Path) -> None:
 def test_convert_to_a_missing_directory_writes_no_file(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = run("convert", str(CHATML), "-o", str(out))
-    assert result.exit_code == 2 and "no such directory" in result.output
+    assert result.exit_code == 1 and "no such directory" in result.output
     assert not out.exists()
 
 

@@ -25,7 +25,7 @@ from gotmpl2jinja.errors import (
     reporting_crash,
 )
 from gotmpl2jinja.ollama.reference import RenderTimeout
-from gotmpl2jinja.ollama.source import Source, load_source, no_such_file
+from gotmpl2jinja.ollama.source import Source, jinja_hint, load_source, no_such_file
 from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
 
 
@@ -106,6 +106,7 @@ def verify_file(
         if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
             exc.line, exc.col = source.locate(exc.line, exc.col)
         exc.name = str(path)
+        jinja_hint(exc, source.template)
         verdict.error = str(exc)
     elif exc is not None:  # not an input's fault (an unreadable --jinja file is checked first)
         raise exc
@@ -122,10 +123,22 @@ def _converted(source: Source, name: str) -> str:
 
 
 def summary_line(result: VerifyResult, path: str) -> str:
-    """One line per template: name, path, cases, engines, divergences."""
+    """One line per template: name, path, cases, engines, divergences; the cases a runtime
+    context put out of scope, per engine with the number it compared (the contexts draw
+    different kinds, so a sum over them would say nothing)."""
     verdict = "equivalent" if result.ok else "DIVERGES"
+    differs = runtime_differs_field(result)
     return (f"{result.name}\t{path}\tcases={result.cases}\tengines={','.join(result.engines)}"
             f"\trefused={result.refused}"
-            + (f"\truntime-differs={sum(result.runtime_differs.values())}"
-               if result.runtime_differs else "")
+            + (f"\truntime-differs={differs}" if differs else "")
             + f"\tdivergences={len(result.divergences)}\t{verdict}")
+
+
+def runtime_differs_field(result: VerifyResult) -> str:
+    """`llamacpp-server:144 (compared 56 of 200),minja-server:193 (compared 7 of 200)`."""
+    parts = []
+    for name, tally in result.counts.items():
+        out = sum(tally.runtime_differs.values())
+        if out:
+            parts.append(f"{name}:{out} (compared {tally.cases - out} of {tally.cases})")
+    return ",".join(parts)

@@ -78,12 +78,15 @@ def placed_in(source: Source) -> Iterator[None]:
     """An error about the template, placed in the file the user has open: a Modelfile's
     TEMPLATE position becomes a position in the Modelfile, columns count characters, and the
     message starts with the file's name (`FILE:LINE:COL: message`)."""
+    from gotmpl2jinja.ollama.source import jinja_hint
+
     try:
         yield
     except Gotmpl2JinjaError as exc:
         if exc.line is not None:
             exc.line, exc.col = source.locate(exc.line, exc.col)
         exc.name = source.name
+        jinja_hint(exc, source.template)
         raise
 
 
@@ -160,35 +163,57 @@ def choose_engines(engines: str | None, require_all: bool, timeout: float | None
     """The engines a run uses (printed on stderr with those skipped and why, unless `quiet`:
     with --json the JSON says it); sets the render timeout of the Go renderer and engines."""
     from gotmpl2jinja.batch.files import parse_engine_list
-    from gotmpl2jinja.engines.registry import select_engines, set_render_timeout
-    from gotmpl2jinja.ollama.reference import shared_renderer
+    from gotmpl2jinja.engines.registry import select_engines
 
     selection = select_engines(parse_engine_list(engines), require_all=require_all)
     if not quiet:
         click.echo(selection.describe(), err=True)
     if timeout is not None:
-        set_render_timeout(timeout)
-        shared_renderer().timeout = timeout
+        choose_timeout(timeout)
     return selection
 
 
-def check_output_target(output: str, force: bool) -> Path:
-    """Before any work: `-o FILE` must be a file we may write — not an existing one without
-    --force, not a directory, in a directory that exists and is writable. The exit codes are
-    `convert`'s: 2 for a directory given as a file, 1 for the rest."""
-    from gotmpl2jinja.formats.writers import OutputError
+def choose_timeout(seconds: float) -> None:
+    """`--timeout`: how long one render may take on the Go renderer and on every engine."""
+    from gotmpl2jinja.engines.registry import set_render_timeout
+    from gotmpl2jinja.ollama.reference import shared_renderer
 
+    set_render_timeout(seconds)
+    shared_renderer().timeout = seconds
+
+
+def convert_target(output: str | None, fmt: str, force: bool, gguf_source: str | None
+                   ) -> Path | None:
+    """Where `convert` writes (None: standard output), checked before any work: a format
+    that writes a file needs -o (usage, exit 2); an output that cannot be written as asked is
+    `formats.writers.output_path`'s error (exit 1), like every output problem."""
+    from gotmpl2jinja.formats.writers import OutputError, output_path
+
+    if output == "-":
+        output = None
+    if output is None:
+        if fmt != "jinja":
+            raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")
+        return None
+    if fmt == "gguf" and gguf_source is None:
+        raise click.UsageError("--format gguf needs --gguf MODEL.gguf (the file to copy)")
     path = Path(output)
-    if path.is_dir() or output.endswith(("/", os.sep)):
-        raise click.UsageError(f"-o {output}: give a file name, not a directory")
-    if path.exists() and not force:
-        raise OutputError(f"{output} already exists (use --force to overwrite it)")
-    parent = path.parent
-    if not parent.is_dir():
-        raise OutputError(f"cannot write {output}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise OutputError(f"cannot write {output}: not writable")
-    return path
+    if not path.exists() and not path.suffix and fmt != "lmstudio" \
+            and not output.endswith(("/", os.sep)):
+        raise OutputError(f"cannot write {output}: no such directory; create it to write "
+                          f"{fmt}'s usual file inside, or give a file name with an extension")
+    return output_path(fmt, output, force=force,
+                       gguf_source=Path(gguf_source) if gguf_source else None)
+
+
+def check_output_target(output: str, force: bool) -> Path:
+    """Before any work: `-o FILE` must be a file we may write (`formats.writers.output_path`'s
+    checks), and not a directory: a table or report has no usual file name to put in one."""
+    from gotmpl2jinja.formats.writers import OutputError, output_path
+
+    if Path(output).is_dir():
+        raise OutputError(f"{output} is a directory; give -o a file name")
+    return output_path("jinja", output, force=force)
 
 
 def write_text_output(text: str, path: Path, force: bool) -> None:

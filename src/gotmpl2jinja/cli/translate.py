@@ -9,7 +9,6 @@ verify).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,10 +18,13 @@ import click
 from gotmpl2jinja.cli.common import (
     _positive_seconds,
     as_option,
+    choose_timeout,
+    convert_target,
     friendly_errors,
     go_syntax_placed,
     load_input,
     placed_in,
+    timeout_option,
 )
 
 
@@ -117,7 +119,8 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
 @click.command()
 @click.argument("input_spec", metavar="INPUT")
 @click.option("-o", "--output", "output", default=None,
-              help="Write here (a file, or a directory for jinja/hf/gguf); default stdout.")
+              help="Write here (a file, or a directory for jinja/hf/gguf; `-` for stdout, the "
+              "default).")
 @click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio", "gguf"]),
               default="jinja", show_default=True,
               help="jinja: chat_template.jinja; hf: chat_template in tokenizer_config.json; "
@@ -137,17 +140,19 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--no-check", "no_check", is_flag=True,
               help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
+@timeout_option
 @as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
             tokenizer_config: str | None, bos: bool | None, models_dir: str | None,
-            force: bool, kind: str, no_check: bool) -> None:
+            force: bool, no_check: bool, timeout: float, kind: str) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
     as Ollama's server applies them), `-` for standard input, or an installed Ollama model
     `ollama:NAME`. Without -o the Jinja goes to stdout (jinja format only); files are written
-    atomically and never overwritten without --force. Warnings go to stderr.
+    atomically and never overwritten without --force, and an output that cannot be written is
+    said before any work. Warnings go to stderr.
 
     The Jinja is checked against Ollama's own rendering (Go's text/template) on generated
     conversations and every engine available before anything is printed or written; a
@@ -164,6 +169,7 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
 
     if gguf_source is not None and tokenizer_config is not None:
         raise click.UsageError("give --gguf or --tokenizer-config, not both")
+    target = convert_target(output, fmt, force, gguf_source)  # before any work
     source = load_input(input_spec, kind, models_dir)
     unread: list[str] = []
     facts = resolve_facts(gguf=Path(gguf_source) if gguf_source else None,
@@ -183,6 +189,7 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         from gotmpl2jinja.verify.check import check_line, check_translation
         from gotmpl2jinja.verify.goside import go_renderer
 
+        choose_timeout(timeout)
         try:
             checked = check_translation(source.template, jinja, name=source.name,
                                         render=go_renderer(source))
@@ -193,20 +200,10 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         click.echo(check_line(checked), err=True)
     if (undecided := undecided_line(facts)) is not None:  # after the errors: they stay 1 line
         click.echo(f"note: {undecided}", err=True)
-    if output is None:
-        if fmt != "jinja":
-            raise click.UsageError(f"--format {fmt} writes a file: give it -o PATH")
+    if target is None:
         click.echo(jinja, nl=False)  # the exact bytes the -o file would hold
         return
-    if fmt == "gguf" and gguf_source is None:
-        raise click.UsageError("--format gguf needs --gguf MODEL.gguf (the file to copy)")
-    if output.endswith(("/", os.sep)) and not Path(output).is_dir():
-        raise click.UsageError(f"-o {output}: no such directory (create it, or name a file)")
-    if not Path(output).exists() and not Path(output).suffix and fmt != "lmstudio":
-        raise click.UsageError(
-            f"-o {output}: no such directory; create it to write {fmt}'s usual file inside, "
-            "or give a file name with an extension")
-    written = write_output(jinja, fmt, Path(output), force=force, stop=source.stop,
+    written = write_output(jinja, fmt, target, force=force, stop=source.stop,
                            gguf_source=Path(gguf_source) if gguf_source else None, bos=facts)
     click.echo(f"wrote {written}", err=True)
 

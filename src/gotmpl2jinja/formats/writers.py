@@ -11,8 +11,8 @@ Formats:
 - `hf`: `chat_template` set in a `tokenizer_config.json` (a directory gets that file name), with
   the model's BOS facts when known: `bos_token`, `eos_token`, `add_bos_token` (the key
   llama.cpp's converter turns into `tokenizer.ggml.add_bos_token`). A new file holds just
-  those keys. An existing file is UPDATED IN PLACE ONLY WITH `force` — it is
-  an overwrite like any other; every other key keeps its value and its order, written with
+  those keys. An existing file is UPDATED IN PLACE ONLY WITH `force` (the message without it
+  says so); every other key keeps its value and its order, written with
   indent 2, non-ASCII kept, and a trailing newline (as transformers writes it).
 - `lmstudio`: LM Studio's model config, `{"type": "manual", "jinjaPromptTemplate":
   {"template": …}, "stopStrings": […]}` with the stop strings from `PARAMETER stop`.
@@ -54,21 +54,7 @@ def write_output(
 ) -> Path:
     """Write `jinja` in format `fmt` to `out` (file, or directory for jinja/hf/gguf); returns
     the path written."""
-    if fmt not in FORMATS:
-        raise OutputError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    out = Path(out)
-    if out.is_dir():
-        if fmt in _DEFAULT_NAMES:
-            out = out / _DEFAULT_NAMES[fmt]
-        elif fmt == "gguf" and gguf_source is not None:
-            out = out / Path(gguf_source).name
-        else:
-            raise OutputError(f"{out} is a directory; give the {fmt} output a file name")
-    if not out.parent.is_dir():
-        raise OutputError(f"cannot write {out}: directory {out.parent} does not exist")
-    if out.exists() and not force:
-        raise OutputError(f"{out} already exists (use --force to overwrite it)")
-
+    out = output_path(fmt, out, force=force, gguf_source=gguf_source)
     if fmt == "jinja":
         _atomic_write(out, lambda f: f.write(jinja.encode("utf-8")))
     elif fmt == "hf":
@@ -81,6 +67,39 @@ def write_output(
         if gguf_source is None:
             raise OutputError("the gguf format needs the GGUF file to copy (gguf_source)")
         _write_gguf(jinja, Path(gguf_source), out)
+    return out
+
+
+def output_path(fmt: str, out: Path | str, *, force: bool = False,
+                gguf_source: Path | None = None) -> Path:
+    """The file `write_output` writes for `fmt` and `out`, checked: a command calls it before
+    any work, so that an output it could not write is said at once, not after the check ran.
+    Refused: an unknown format, a directory that does not exist (`out/` or `out/x`), a
+    directory where a file name is needed, an existing file without `force`, and a directory
+    this process cannot write in."""
+    if fmt not in FORMATS:
+        raise OutputError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    named = str(out)
+    out = Path(out)
+    if named.endswith(("/", os.sep)) and not out.is_dir():
+        raise OutputError(f"cannot write {named}: directory {out} does not exist")
+    if out.is_dir():
+        if fmt in _DEFAULT_NAMES:
+            out = out / _DEFAULT_NAMES[fmt]
+        elif fmt == "gguf" and gguf_source is not None:
+            out = out / Path(gguf_source).name
+        else:
+            raise OutputError(f"{out} is a directory; give the {fmt} output a file name")
+    if not out.parent.is_dir():
+        raise OutputError(f"cannot write {out}: directory {out.parent} does not exist")
+    if out.exists() and not force:
+        if fmt == "hf":  # not an overwrite of the user's file: an update of one key
+            raise OutputError(f"{out} already exists; --force updates it in place "
+                              "(chat_template, and the BOS keys when known; every other key "
+                              "is kept)")
+        raise OutputError(f"{out} already exists (use --force to overwrite it)")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {out}: directory {out.parent} is not writable")
     return out
 
 

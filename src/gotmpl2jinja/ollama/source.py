@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.errors import Gotmpl2JinjaError, TemplateSyntaxError
 from gotmpl2jinja.ollama.modelfile import (
     Modelfile,
     decode_modelfile,
@@ -73,6 +73,11 @@ class Source:
     #: The installed model's weights (its GGUF: where its tokenizer facts are), when known.
     model_path: Path | None = None
 
+    def __post_init__(self) -> None:
+        blank = blank_template_warning(self.name, self.template)
+        if blank is not None and blank not in self.warnings:
+            self.warnings.append(blank)
+
     def locate(self, line: int, col: int | None) -> tuple[int, int | None]:
         """A template position (1-based; the parser's column counts UTF-8 bytes, as Go's
         positions do) as a position in the file the user has open, its column counted in
@@ -89,6 +94,35 @@ class Source:
     def has_modelfile_rule(self) -> bool:
         """True when Ollama would rewrite the conversation (a non-empty SYSTEM, or MESSAGEs)."""
         return bool(self.system) or bool(self.messages)
+
+
+def blank_template_warning(name: str, template: str) -> str | None:
+    """A template that renders nothing (or only its whitespace) for every conversation is
+    translated faithfully, into a Jinja that does the same; the user should still hear of it."""
+    if template == "":
+        return (f"{name}: the template is empty: Ollama renders nothing from it, whatever the "
+                "conversation (and so does its translation)")
+    if not template.strip():
+        return (f"{name}: the template holds only whitespace: Ollama renders just that, "
+                "whatever the conversation (and so does its translation)")
+    return None
+
+
+def looks_like_jinja(template: str) -> bool:
+    """Jinja's statement tags: Go's text/template has no `{%`, Jinja chat templates all do."""
+    return "{%" in template
+
+
+def jinja_hint(exc: Gotmpl2JinjaError, template: str) -> None:
+    """A Go syntax error in a file that looks like Jinja: say so (the input, not the template,
+    is what is wrong)."""
+    if isinstance(exc, TemplateSyntaxError) and looks_like_jinja(template) \
+            and JINJA_HINT not in exc.message:
+        exc.message += JINJA_HINT
+
+
+JINJA_HINT = ("; this looks like a Jinja template (it has {% … %} tags): gotmpl2jinja reads "
+              "Ollama's Go templates (a Modelfile's TEMPLATE) and writes the Jinja")
 
 
 def char_column(text: str, line: int, col: int | None) -> int | None:
