@@ -9,6 +9,7 @@ from typing import Any
 from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.base import RuntimeRefused
 from gotmpl2jinja.engines.ollama_jinja import (
+    NO_ARGUMENTS,
     THINK_REFUSED,
     THINKING_DROPPED,
     TOOLS_REFUSED,
@@ -141,6 +142,15 @@ def test_each_kind_ollamas_conversion_puts_out_of_scope_is_named() -> None:
     # tools on a Jinja without `tools` or `tool_call` in its text: its 400
     tools = [{"type": "function", "function": {"name": "f"}}]
     assert scope({"messages": user, "tools": tools}, plain) == TOOLS_REFUSED
+    # a call without arguments: Ollama sends {}, where Go's json of them prints null
+    granite = (ROOT / "fixtures" / "corpus" / "huggingface__huggingface.js" / "entries"
+               / "039__library_granite4_latest" / "template.gotmpl").read_text(encoding="utf-8")
+    bare = {"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]},
+                         *user]}
+    assert scope(bare, translate(granite)) == NO_ARGUMENTS
+    got = engine.render(translate(granite), jinja_context(bare))
+    assert '"arguments": {}' in got and '"arguments": null' in reference.render(granite, bare)
+    assert scope(bare, plain) != NO_ARGUMENTS  # a Jinja that never prints them as JSON
     # llama-server's kinds apply as well (Ollama sends a call's index; llama-server drops it)
     call = [*user, {"role": "assistant", "content": "", "tool_calls": [
         {"function": {"index": 1, "name": "f", "arguments": {}}}]}, *user]

@@ -41,8 +41,16 @@ THINK_REFUSED = "think refused (Ollama reads no <think>…</think> in the Jinja:
 #: tools on a model whose Jinja Ollama finds no tool support in: its 400.
 TOOLS_REFUSED = "tools refused (Ollama reads no `tools` or `tool_call` in the Jinja: 400)"
 
+#: Ollama sends a tool call without arguments as `"arguments": "{}"`; where the Jinja prints a
+#: call's arguments as JSON (Go's `json` of them is `null` then), no template can tell.
+NO_ARGUMENTS = "tool call without arguments (Ollama sends {}; the Go path's json prints null)"
+
 #: Ollama's own kinds, in the order `ollama_scope` checks them (llama-server's come after).
-OLLAMA_OUT_OF_SCOPE = (THINK_REFUSED, TOOLS_REFUSED, THINKING_DROPPED)
+OLLAMA_OUT_OF_SCOPE = (THINK_REFUSED, TOOLS_REFUSED, THINKING_DROPPED, NO_ARGUMENTS)
+
+#: The runtime macros through which a translation prints a tool call's arguments as JSON (and
+#: so `null` for absent ones, as Go's `json` does).
+_JSON_OF_ARGUMENTS = ("json_arguments", "json_tool_call", "json_message")
 
 
 def jinja_thinks(template: str) -> bool:
@@ -75,6 +83,10 @@ def ollama_scope(conv: dict[str, Any], template: str) -> str | None:
     if "reasoning_content" in template and any(
             m.get("thinking") for m in conv.get("messages", [])):
         return THINKING_DROPPED
+    if any(name in template for name in _JSON_OF_ARGUMENTS) and any(
+            "arguments" not in call.get("function", {})
+            for m in conv.get("messages", []) for call in m.get("tool_calls", [])):
+        return NO_ARGUMENTS
     return None
 
 
