@@ -32,6 +32,7 @@ from gotmpl2jinja.ollama.vocab import (
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SEED = FIXTURES / "seeds" / "002_qwen-style.gotmpl"
+GOLDEN = FIXTURES / "golden" / "002_qwen-style.jinja"
 ENTRIES = FIXTURES / "corpus" / "huggingface__huggingface.js" / "entries"
 LLAMA31 = ENTRIES / "047__library_llama3.1_8b" / "template.gotmpl"
 CHATML = FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl"
@@ -190,7 +191,8 @@ def test_no_bos_changes_nothing() -> None:
 def test_the_seed_is_byte_for_byte_the_same_with_qwen2s_vocabulary() -> None:
     facts = facts_from_gguf(vocab_or_skip("qwen2"))
     jinja = translate(SEED.read_text(), name=SEED.name, bos=facts)
-    assert jinja == translate(SEED.read_text(), name=SEED.name)  # test_emit holds it to golden
+    assert jinja == translate(SEED.read_text(), name=SEED.name)
+    assert jinja.encode() == GOLDEN.read_bytes()
 
 
 def test_a_template_that_writes_the_bos_text_keeps_it_after_bos_token() -> None:

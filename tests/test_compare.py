@@ -29,7 +29,7 @@ SMALLEST = {"messages": [{"role": "user", "content": ""}]}
 CASES = 8  # the 13 catalogue shapes plus a few generated ones: every feature shows up
 
 
-def run(go: str, jinja: str, **tokens: str) -> drift.Comparison:
+def run(go: str, jinja: str, **tokens: Any) -> drift.Comparison:
     return drift.compare(drift.Pair(go, jinja, **tokens), cases=CASES, seed=1)
 
 
@@ -271,3 +271,66 @@ def test_shrinking_never_puts_two_same_role_messages_side_by_side() -> None:
     roles = [[m["role"] for m in c["messages"]] for c in drift._reductions(conversation)]
     assert ["user", "user"] not in roles
     assert ["assistant", "user"] in roles and ["user", "assistant"] in roles
+
+
+# --- the BOS rule: what Ollama's tokenizer is fed -----------------------------------------------
+
+JINJA_WITH_BOS = "{{- bos_token }}" + JINJA_BASE
+
+
+def test_a_bos_the_jinja_writes_and_ollamas_tokenizer_adds_is_agreement() -> None:
+    fed = run(GO_BASE, JINJA_WITH_BOS, bos="<s>", eos="</s>", adds_bos=True)
+    assert fed.agree, [f.kind for f in fed.findings]
+    bare = only_finding(run(GO_BASE, JINJA_WITH_BOS, bos="<s>", eos="</s>"))
+    assert bare.kind == drift.BOS_EOS
+    assert bare.example == SMALLEST
+    assert bare.ollama.text == "<|user|>\n<|end|>\n<|assistant|>\n"  # Go's bare prompt
+    assert bare.jinja.text == "<s><|user|>\n<|end|>\n<|assistant|>\n"
+
+
+def test_a_bos_ollamas_tokenizer_adds_that_the_jinja_lacks_is_drift() -> None:
+    finding = only_finding(run(GO_BASE, JINJA_BASE, bos="<s>", eos="</s>",
+                               adds_bos=True))
+    assert finding.kind == drift.BOS_EOS
+    assert finding.example == SMALLEST
+    assert finding.ollama.text == "<s><|user|>\n<|end|>\n<|assistant|>\n"  # BOS + the prompt
+
+
+def test_a_leading_bos_text_ollamas_server_cuts_is_fed_once() -> None:
+    pair = drift.Pair("<bos>" + GO_BASE, "{{- bos_token }}" + JINJA_BASE, bos="<bos>",
+                      adds_bos=True, strips="<bos>")
+    assert pair.render("ollama", SMALLEST).text == "<bos><|user|>\n<|end|>\n<|assistant|>\n"
+    assert drift.classify(pair, SMALLEST) == ()
+
+
+@pytest.mark.parametrize(("entry", "vocab"), [
+    ("047__library_llama3.1_8b", "llama-bpe"),
+    ("058__library_mistral_7b-instruct-fp16", "llama-spm"),
+    ("028__library_gemma3_1b", "gemma-4"),
+    ("069__library_phi3_3.8b", "phi-3"),
+    ("078__library_qwen2.5_0.5b", "qwen2"),
+    ("006__library_command-r_35b", "command-r"),
+    ("020__library_dolphin-mixtral_8x7b", None),   # ChatML, not Qwen's: no vocabulary
+    ("036__library_granite3.2_8b", None),           # no shipped vocabulary
+])
+def test_each_family_gets_its_shipped_vocabulary(entry: str, vocab: str | None) -> None:
+    folder = (Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
+              / "huggingface__huggingface.js" / "entries" / entry)
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    assert drift.vocab_for_entry(meta, (folder / "template.gotmpl").read_text(encoding="utf-8"),
+                                 (folder / "gguf_chat_template.jinja").read_text(
+                                     encoding="utf-8")) == vocab
+
+
+def test_compare_gguf_option_applies_the_vocabularys_rule(tmp_path: Path) -> None:
+    from test_bos import make_vocab
+
+    go, jinja = tmp_path / "t.gotmpl", tmp_path / "t.jinja"
+    go.write_text(GO_BASE)
+    jinja.write_text(JINJA_WITH_BOS)
+    vocab = make_vocab(tmp_path / "v.gguf", "llama", bos_id=1)  # SentencePiece: adds <s>
+    result = CliRunner().invoke(cli, ["compare", str(go), str(jinja), "--gguf", str(vocab),
+                                      "--cases", "2"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("15/15 conversations agree (bos_token='<s>', eos_token='';"
+                                    " Ollama's side as its tokenizer is fed (v.gguf adds BOS)")

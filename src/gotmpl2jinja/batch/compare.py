@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 # `batch.compare` is the API: it re-exports what its sibling modules define
@@ -100,8 +101,11 @@ from gotmpl2jinja.batch.compare_report import (  # noqa: F401 - re-exported
 )
 from gotmpl2jinja.batch.compare_tokens import (  # noqa: F401 - re-exported
     FAMILY_TOKENS,
+    FAMILY_VOCABS,
     tokens_for_entry,
     tokens_from_tokenizer_config,
+    vocab_facts,
+    vocab_for_entry,
 )
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 
@@ -109,8 +113,9 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 # Comparing a pair
 
 
-def compare(pair: Pair, cases: int = 20, seed: int = 0) -> Comparison:
-    """Render both sides on the catalogue plus `cases` seeded conversations; explain the drift."""
+def compare(pair: Pair, cases: int = 20, seed: int = 0, vocab: str = "") -> Comparison:
+    """Render both sides on the catalogue plus `cases` seeded conversations; explain the drift.
+    `vocab` names where the pair's BOS rule comes from (for the report)."""
     pool = conversations(cases, seed)
     probe = pair.render("jinja", pool[0])
     if probe.error is not None and "does not compile" in probe.error:
@@ -135,7 +140,15 @@ def compare(pair: Pair, cases: int = 20, seed: int = 0) -> Comparison:
             pair.render("jinja", example), kinds_of_example,
             focus(pair, example, kind, kinds_of_example),
         ))
-    return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos, pair.engine)
+    return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos, pair.engine, vocab,
+                      pair.adds_bos)
+
+
+def bos_eos_without_rule(pair: Pair, cases: int, seed: int) -> bool:
+    """Would BOS/EOS be a kind of this pair without its BOS rule (Ollama's side as Go's bare
+    prompt)? Renderings are shared with `pair`, so this costs only the classification."""
+    bare = replace(pair, adds_bos=False, strips="")
+    return any(BOS_EOS in classify(bare, c) for c in conversations(cases, seed))
 
 
 def focus(
@@ -185,15 +198,25 @@ def compare_corpus(
         meta_path = entry / "meta.json"
         meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
         bos, eos = tokens_for_entry(meta, ollama_template, jinja)
+        vocab = vocab_for_entry(meta, ollama_template, jinja)
+        facts = vocab_facts(vocab)
+        if facts is None:
+            vocab = None
+        elif facts.adds_bos and facts.bos_token is not None:  # else the family's stays
+            bos = facts.bos_token
         if progress:
             progress(f"[{number}/{len(entries)}] {entry.name}")
         model = str(meta.get("model", ""))
+        pair = Pair(ollama_template, jinja, bos, eos,
+                    adds_bos=bool(facts and facts.adds_bos), strips=(facts and facts.strips) or "")
         try:
-            comparison = compare(Pair(ollama_template, jinja, bos, eos), cases=cases, seed=seed)
+            comparison = compare(pair, cases=cases, seed=seed, vocab=vocab or "")
         except Gotmpl2JinjaError as exc:  # one broken template must not stop the table
             results.append(EntryResult(entry.name, model, None, str(exc)))
             continue
-        results.append(EntryResult(entry.name, model, comparison))
+        before = (bos_eos_without_rule(pair, cases, seed) if pair.adds_bos or pair.strips
+                  else None)
+        results.append(EntryResult(entry.name, model, comparison, bos_eos_without_rule=before))
     return results
 
 

@@ -86,15 +86,26 @@ class Pair:
     now: dt.datetime = PINNED_NOW
     engine: str = "jinja2"  # the engine the reference Jinja is rendered on (JINJA_ENGINE)
     _cache: dict[tuple[str, str], Rendering] = field(default_factory=dict, repr=False)
+    #: The model's vocabulary adds BOS (llama.cpp's rule): Ollama's tokenizer puts it before the
+    #: prompt, so the Ollama side is `bos` + the prompt, what the model is fed as text.
+    adds_bos: bool = False
+    #: The text Ollama's server cuts off the start of a prompt first (`<bos>`, or "").
+    strips: str = ""
 
     def render(self, side: str, conversation: Conversation) -> Rendering:
-        """Render one side ("ollama" or "jinja"); renderings are cached per conversation."""
+        """Render one side ("ollama" or "jinja"); renderings are cached per conversation (the
+        cache holds Go's own prompt: pairs that differ only in the BOS rule share it)."""
         key = (side, json.dumps(conversation, sort_keys=True, ensure_ascii=False))
         hit = self._cache.get(key)
         if hit is None:
             hit = self._render_ollama(conversation) if side == "ollama" else (
                 self._render_jinja(conversation))
             self._cache[key] = hit
+        if side == "ollama" and hit.text is not None and (self.adds_bos or self.strips):
+            text = hit.text
+            if self.strips and text.startswith(self.strips):
+                text = text[len(self.strips):]
+            return Rendering(self.bos + text if self.adds_bos else text)
         return hit
 
     def _render_ollama(self, conversation: Conversation) -> Rendering:

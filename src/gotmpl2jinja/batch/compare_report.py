@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gotmpl2jinja.batch.compare_kinds import (
+    BOS_EOS,
     JINJA_ENGINE,
     KINDS,
     OTHER,
@@ -52,6 +53,8 @@ class Comparison:
     bos: str
     eos: str
     engine: str = "jinja2"
+    vocab: str = ""  # the shipped vocabulary whose BOS rule the Ollama side follows, if any
+    adds_bos: bool = False
 
     @property
     def agree(self) -> bool:
@@ -61,6 +64,7 @@ class Comparison:
         return {
             "conversations": self.total, "agreeing": self.agreeing, "agree": self.agree,
             "bos_token": self.bos, "eos_token": self.eos, "engine": self.engine,
+            "vocabulary": self.vocab or None, "adds_bos": self.adds_bos,
             "kinds": [
                 {"kind": f.kind, "count": f.count, "example": f.example,
                  "kinds_of_example": list(f.kinds_of_example),
@@ -132,7 +136,11 @@ def text_report(comparison: Comparison) -> str:
     """Human-readable report of one comparison (the CLI's default output)."""
     lines = [
         f"{comparison.agreeing}/{comparison.total} conversations agree "
-        f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r}; the model's Jinja "
+        f"(bos_token={comparison.bos!r}, eos_token={comparison.eos!r}"
+        + (f"; Ollama's side as its tokenizer is fed ({comparison.vocab} "
+           f"{'adds BOS' if comparison.adds_bos else 'adds no BOS'})" if comparison.vocab
+           else "")
+        + "; the model's Jinja "
         f"rendered by {comparison.engine}"
         + (", as transformers renders it)" if comparison.engine == JINJA_ENGINE else ")"),
     ]
@@ -162,6 +170,14 @@ class EntryResult:
     model: str
     comparison: Comparison | None
     error: str | None = None  # a template that cannot be compared at all (does not compile)
+    #: Whether BOS/EOS is one of its kinds with the vocabulary's BOS rule left out (the Go side
+    #: the bare prompt); None when no rule applies (no vocabulary, or one that adds no BOS).
+    bos_eos_without_rule: bool | None = None
+
+    @property
+    def bos_eos_now(self) -> bool:
+        return self.comparison is not None and any(
+            f.kind == BOS_EOS for f in self.comparison.findings)
 
 
 def _md_cell_code(text: str) -> str:
@@ -234,13 +250,28 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
         "tokenizer BOS/EOS chosen by a special token its templates use "
         "(`compare.FAMILY_TOKENS`; shown per entry). Entries with no known family get none "
         "(`\"\"`), and then BOS/EOS is never a kind for them.",
+        "- **The BOS rule**: Ollama tokenizes its prompt with `add_special`, so the model is fed "
+        "BOS first whenever its vocabulary says so (llama.cpp's rule: "
+        "`tokenizer.ggml.add_bos_token`, else its default for the vocabulary type and "
+        "pre-tokenizer), while transformers tokenizes the Jinja's output without added "
+        "specials and the template writes `bos_token` itself. Where a family has one of the "
+        "vocabulary-only GGUFs llama.cpp ships (`compare.FAMILY_VOCABS`, read from the "
+        "llama-cpp-python 0.3.36 sdist), the Go side is what Ollama feeds its tokenizer, as "
+        "text: the vocabulary's BOS text before the prompt when it adds BOS (after cutting a "
+        "leading `<bos>` where Ollama's server does), and that vocabulary's BOS text is the "
+        "`bos_token`. Both sides are then tokenized with special-token text parsed, so equal "
+        "text is equal tokens: a BOS the model's Jinja writes and Ollama's tokenizer adds is "
+        "agreement, not drift. The vocabulary's EOS is its base tokenizer's, so the family's "
+        "EOS stays.",
         "",
         f"**{agreeing} of {len(results)} entries agree on every conversation**"
         + (f"; {len(failed)} could not be compared (a template does not compile)"
            if failed else "") + ". Entries per kind: "
         + ", ".join(f"{k} {totals[k]}" for k in KINDS if k in totals) + ".",
         "",
-        "| # | entry | model | agree? | kinds (conversations) | BOS / EOS |",
+        _vocab_note(results),
+        "",
+        "| # | entry | model | agree? | kinds (conversations) | BOS / EOS (vocabulary) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for number, r in enumerate(results):
@@ -254,7 +285,7 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
         verdict = "yes" if c.agree else f"no ({c.agreeing}/{c.total})"
         out.append(f"| {number} | [{r.name}](#{_anchor(r.name)}) | {r.model} | {verdict} | "
                    f"{kinds} | {_md_cell_code(c.bos) if c.bos else '—'} / "
-                   f"{_md_cell_code(c.eos) if c.eos else '—'} |")
+                   f"{_md_cell_code(c.eos) if c.eos else '—'}{_vocab_cell(c)} |")
     out.append("")
     for r in results:
         c = r.comparison
@@ -277,6 +308,32 @@ def markdown_table(results: list[EntryResult], cases: int, seed: int) -> str:
                         "```text", readable_diff(*f.focused), "```", ""]
             out += ["</details>", ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _vocab_cell(comparison: Comparison) -> str:
+    if not comparison.vocab:
+        return ""
+    adds = "adds BOS" if comparison.adds_bos else "no BOS"
+    return f" ({comparison.vocab}: {adds})"
+
+
+def _vocab_note(results: list[EntryResult]) -> str:
+    """How many entries had a vocabulary, which had none, how many lost the BOS/EOS kind."""
+    compared = [r for r in results if r.comparison is not None]
+    with_vocab = [r for r in compared if r.comparison and r.comparison.vocab]
+    without = [r.name for r in compared if not (r.comparison and r.comparison.vocab)]
+    lost = [r.name for r in compared if r.bos_eos_without_rule and not r.bos_eos_now]
+    gained = [r.name for r in compared
+              if r.bos_eos_without_rule is False and r.bos_eos_now]
+    return (f"**The BOS rule**: {len(with_vocab)} entries compared with their family's "
+            f"vocabulary ({sum(bool(r.comparison and r.comparison.adds_bos) for r in with_vocab)}"
+            f" of them add BOS); **{len(lost)} entries lost the BOS/EOS kind** with it (BOS/EOS "
+            "was a kind of theirs with the Go side as the bare prompt, and no longer is): "
+            + (", ".join(lost) or "none") + f". {len(gained)} entries gained it (the model's "
+            "Jinja does not write the BOS Ollama's tokenizer adds, or the Go template writes the "
+            "BOS text itself, so Ollama feeds two): " + (", ".join(gained) or "none")
+            + f". {len(without)} entries had no shipped vocabulary (no BOS rule; the Go side is "
+            "the bare prompt): " + (", ".join(without) or "none") + ".")
 
 
 def _conversations(count: int) -> str:

@@ -1,7 +1,8 @@
 """The BOS / EOS tokens passed to the Jinja side: from a tokenizer_config.json, a corpus
-entry's meta.json, or the entry's family.
+entry's meta.json, or the entry's family; and the family's vocabulary among those llama.cpp
+ships, whose BOS rule says what Ollama's tokenizer puts before the prompt.
 
-May depend on: errors.
+May depend on: errors, ollama.vocab.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.ollama.vocab import BosFacts, facts_from_gguf, shipped_vocab
 
 # --------------------------------------------------------------------------------------------
 # BOS / EOS tokens
@@ -77,3 +79,44 @@ def tokens_for_entry(meta: dict[str, Any], ollama_template: str, jinja: str) -> 
         if marker in evidence:
             return family_bos, family_eos
     return "", ""
+
+
+#: Families → the vocabulary-only GGUF llama.cpp ships for them (`ggml-vocab-NAME.gguf` in the
+#: llama-cpp-python sdist): its BOS text and llama.cpp's "adds BOS" rule are used (its EOS is
+#: the base tokenizer's, so the family's EOS above stays). Keyed by the `FAMILY_TOKENS` marker
+#: that chose the entry's family, so both tables agree; ChatML models by name (Qwen's only).
+FAMILY_VOCABS: dict[str, str] = {
+    "library/hermes3:": "llama-bpe",
+    "library/tulu3:": "llama-bpe",
+    "library/nous-hermes2-mixtral:": "llama-spm",
+    "<|EOT|>": "deepseek-coder",
+    "<|end_of_turn|>": "llama-spm",
+    "<｜end▁of▁sentence｜>": "deepseek-llm",
+    "<|start_header_id|>": "llama-bpe",
+    "<|START_OF_TURN_TOKEN|>": "command-r",
+    "<start_of_turn>": "gemma-4",
+    "[INST]": "llama-spm",
+    "<|end|>": "phi-3",
+}
+#: ChatML models (marker `<|im_start|>`) whose vocabulary is shipped, by model name.
+CHATML_VOCABS: tuple[tuple[str, str], ...] = (("library/qwen", "qwen2"), ("library/qwq:", "qwen2"))
+
+
+def vocab_for_entry(meta: dict[str, Any], ollama_template: str, jinja: str) -> str | None:
+    """The shipped vocabulary of a corpus entry's family, None if none (or meta.json names
+    its own tokens: then no family is assumed)."""
+    if isinstance(meta.get("bos_token"), str) or isinstance(meta.get("eos_token"), str):
+        return None
+    evidence = "\n".join([str(meta.get("model", "")), *(meta.get("tokens") or []),
+                          ollama_template, jinja])
+    marker = next((m for m, _, _ in FAMILY_TOKENS if m in evidence), None)
+    if marker == "<|im_start|>":
+        model = str(meta.get("model", ""))
+        return next((v for prefix, v in CHATML_VOCABS if model.startswith(prefix)), None)
+    return FAMILY_VOCABS.get(marker) if marker is not None else None
+
+
+def vocab_facts(name: str | None) -> BosFacts | None:
+    """The BOS facts of shipped vocabulary `name`, None when it is not cached (the sdist)."""
+    path = shipped_vocab(name) if name else None
+    return facts_from_gguf(path) if path is not None else None

@@ -46,6 +46,9 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 @click.option("--eos", default=None, help="EOS token text passed to the Jinja side.")
 @click.option("--tokenizer-config", type=click.Path(exists=True, dir_okay=False),
               help="Take bos_token/eos_token from this tokenizer_config.json.")
+@click.option("--gguf", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The model's GGUF (or a vocabulary): its BOS text, and BOS before the Go "
+              "prompt when its tokenizer adds it, as Ollama feeds the model.")
 @click.option("--engines", default=None,
               help="Render the model's Jinja on these engines, one report each (default: "
               "jinja2, as transformers renders it; not with --corpus).")
@@ -54,7 +57,7 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 def compare(
     ollama_template: str | None, reference_jinja: str | None, corpus: str | None,
     output: str | None, force: bool, cases: int, seed: int, bos: str | None, eos: str | None,
-    tokenizer_config: str | None, engines: str | None, as_json: bool,
+    tokenizer_config: str | None, gguf: str | None, engines: str | None, as_json: bool,
 ) -> None:
     """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so).
 
@@ -86,6 +89,13 @@ def compare(
     config_bos, config_eos = ("", "")
     if tokenizer_config:
         config_bos, config_eos = drift.tokens_from_tokenizer_config(Path(tokenizer_config))
+    rule: dict[str, Any] = {}
+    if gguf:
+        from gotmpl2jinja.ollama.vocab import facts_from_gguf
+
+        facts = facts_from_gguf(gguf)
+        config_bos = facts.bos_token or config_bos
+        rule = {"adds_bos": bool(facts.adds_bos), "strips": facts.strips or ""}
     names = [drift.JINJA_ENGINE]
     if engines is not None:
         from gotmpl2jinja.batch.files import parse_engine_list
@@ -95,8 +105,8 @@ def compare(
     go_text, jinja_text = read_source(ollama_template)[1], read_source(reference_jinja)[1]
     comparisons = [
         drift.compare(drift.Pair(go_text, jinja_text, bos=config_bos if bos is None else bos,
-                                 eos=config_eos if eos is None else eos, engine=name),
-                      cases=cases, seed=seed)
+                                 eos=config_eos if eos is None else eos, engine=name, **rule),
+                      cases=cases, seed=seed, vocab=Path(gguf).name if gguf else "")
         for name in names]
     if as_json:
         data = [c.to_json() for c in comparisons]
