@@ -329,3 +329,62 @@ def test_runtime_differs_is_per_engine_with_the_compared_count() -> None:
     line = summary_line(result, "t.gotmpl")
     assert ("\truntime-differs=llamacpp-server:144 (compared 56 of 200),"
             "minja-server:193 (compared 7 of 200)\t") in line
+
+
+# ---------------------------------------------------------------------------------------------
+# 11. the Ollama store has one name and one meaning on every command
+
+STORE_COMMANDS = ["convert", "render", "parse", "modelfile", "migrate"]
+
+
+@pytest.mark.parametrize("name", STORE_COMMANDS)
+def test_the_store_option_is_one_option(name: str) -> None:
+    command = cli.commands[name]
+    option = next(p for p in command.params if "--ollama-store" in getattr(p, "opts", ()))
+    assert isinstance(option, click.Option) and not option.hidden
+    assert option.help is not None and option.help.startswith(
+        "Ollama's models directory, where ollama:NAME and a Modelfile's FROM are looked up "
+        "(alone: $OLLAMA_MODELS, else ~/.ollama/models).")
+    shown = [o for p in command.params if isinstance(p, click.Option) and not p.hidden
+             for o in p.opts if "store" in o or "models" in o]
+    assert shown == ["--ollama-store"]
+
+
+def _tiny_store(root: Path) -> Path:
+    from test_store import install, layer, manifest_bytes
+
+    layers = [layer(root, "template", CHATML.read_bytes())]
+    install(root, "manifests/registry.ollama.ai/library/tiny/latest",
+            manifest_bytes(root, layers, {"model_format": "gguf"}))
+    return root
+
+
+@pytest.mark.parametrize("args", [
+    ("convert", "ollama:tiny", "--no-check", "--ollama-store", "{store}"),
+    ("convert", "ollama:tiny", "--no-check", "--models", "{store}"),  # the old name, hidden
+    ("modelfile", "ollama:tiny", "--ollama-store", "{store}"),
+    ("modelfile", "tiny", "--store"),  # the old flag: reads $OLLAMA_MODELS
+    ("parse", "ollama:tiny", "--ollama-store", "{store}"),
+    ("convert", "ollama:tiny", "--no-check", "--ollama-store"),  # alone: $OLLAMA_MODELS
+], ids=lambda a: " ".join(a))
+def test_every_command_reads_the_store_the_same_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
+    store = _tiny_store(tmp_path / "models")
+    monkeypatch.setenv("OLLAMA_MODELS", str(store))
+    result = run(*[a.format(store=store) for a in args])
+    assert result.exit_code == 0, result.output
+    if args[0] == "modelfile":
+        assert result.stdout == CHATML.read_text()
+    elif args[0] == "parse":
+        assert "Field .Messages" in result.stdout
+    else:
+        assert "<|im_start|>" in result.stdout
+
+
+def test_render_reads_an_installed_model(tmp_path: Path) -> None:
+    store = _tiny_store(tmp_path / "models")
+    conv = write_json(tmp_path / "c.json", HELLO)
+    by_store = run("render", "ollama:tiny", str(conv), "--ollama-store", str(store), "--now", NOW)
+    by_file = run("render", str(CHATML), str(conv), "--now", NOW)
+    assert by_store.exit_code == by_file.exit_code == 0, by_store.output
+    assert by_store.stdout == by_file.stdout

@@ -25,6 +25,7 @@ from gotmpl2jinja.cli.common import (
     engine_options,
     friendly_errors,
     read_source,
+    store_option,
     timeout_option,
     write_text_output,
 )
@@ -226,9 +227,7 @@ def _verify_progress() -> Any:
               help="What to write for each verified item (gguf: a copy of the model's GGUF — "
               "an installed model's, or a Modelfile's FROM file — with the template set, and "
               "per model whether Ollama's own Jinja path gives its Go path's bytes).")
-@click.option("--ollama-store", "store", is_flag=False, flag_value="", default=None,
-              metavar="[DIR]", help="Also every installed model (DIR: the models directory; "
-              "default $OLLAMA_MODELS or ~/.ollama/models).")
+@store_option("Given, every model installed there is migrated too.")
 @click.option("--cases", default=30, show_default=True, type=click.IntRange(min=1),
               help="Random conversations each conversion is verified on.")
 @engine_options

@@ -62,12 +62,37 @@ def friendly_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def load_input(spec: str, kind: str = "auto", models_dir: str | None = None) -> Source:
+#: `--ollama-store [DIR]`'s help, the same on every command that has it.
+STORE_HELP = ("Ollama's models directory, where ollama:NAME and a Modelfile's FROM are looked "
+              "up (alone: $OLLAMA_MODELS, else ~/.ollama/models).")
+
+
+def store_option(extra: str = "") -> Callable[[F], F]:
+    """`--ollama-store [DIR]`, one name and one meaning on every command: the Ollama store to
+    use (DIR, or alone the default one). `extra` says what the command does with it."""
+    def decorate(func: F) -> F:
+        return click.option(
+            "--ollama-store", "store", is_flag=False, flag_value="", default=None,
+            metavar="[DIR]", help=STORE_HELP + (" " + extra if extra else ""))(func)
+    return decorate
+
+
+def store_dir(store: str | None) -> Path | None:
+    """`--ollama-store`'s value as a directory: None when not given, the default store when
+    given alone."""
+    from gotmpl2jinja.ollama.store import default_models_dir
+
+    if store is None:
+        return None
+    return Path(store) if store else default_models_dir()
+
+
+def load_input(spec: str, kind: str = "auto", store: str | None = None) -> Source:
     """Every command's way to read its INPUT (a template, a Modelfile, `-`, `ollama:NAME`):
-    `ollama.source.load_source`, its warnings printed on stderr."""
+    `ollama.source.load_source` with the `--ollama-store` given, its warnings on stderr."""
     from gotmpl2jinja.ollama.source import load_source
 
-    source = load_source(spec, models_dir=Path(models_dir) if models_dir else None, kind=kind)
+    source = load_source(spec, models_dir=store_dir(store), kind=kind)
     for warning in source.warnings:
         click.echo(f"warning: {warning}", err=True)
     return source

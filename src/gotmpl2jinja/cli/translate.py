@@ -24,6 +24,8 @@ from gotmpl2jinja.cli.common import (
     go_syntax_placed,
     load_input,
     placed_in,
+    store_dir,
+    store_option,
     timeout_option,
 )
 
@@ -32,14 +34,15 @@ from gotmpl2jinja.cli.common import (
 @click.argument("input_spec", metavar="INPUT")
 @click.option("--json", "as_json", is_flag=True, help="Print the AST as JSON.")
 @as_option
+@store_option()
 @friendly_errors
-def parse(input_spec: str, as_json: bool, kind: str) -> None:
+def parse(input_spec: str, as_json: bool, kind: str, store: str | None) -> None:
     """Parse a Go template (a Modelfile's TEMPLATE) and print its AST (and Ollama's parse-time
     facts)."""
     from gotmpl2jinja.formats.show import ast_to_json, ast_to_text
     from gotmpl2jinja.syntax.parser import parse as parse_template
 
-    source = load_input(input_spec, kind)
+    source = load_input(input_spec, kind, store)
     with placed_in(source):  # columns in characters, as every other message counts
         template = parse_template(source.template, name=source.name)
     click.echo(ast_to_json(template) if as_json else ast_to_text(template))
@@ -59,9 +62,11 @@ def parse(input_spec: str, as_json: bool, kind: str) -> None:
 @click.option("--timeout", type=float, default=5.0, show_default=True,
               callback=_positive_seconds, help="Seconds the render may take before giving up.")
 @as_option
+@store_option()
 @friendly_errors
 def render(input_spec: str, conversation: str, now: str | None,
-           go_struct_function: bool, template_only: bool, timeout: float, kind: str) -> None:
+           go_struct_function: bool, template_only: bool, timeout: float, kind: str,
+           store: str | None) -> None:
     """Print exactly what Ollama renders for INPUT and CONVERSATION.json (no added newline).
 
     Its server's steps for the template (an absent think is true on a thinking template; a
@@ -73,7 +78,7 @@ def render(input_spec: str, conversation: str, now: str | None,
 
     if input_spec == "-" and conversation == "-":
         raise click.UsageError("INPUT and CONVERSATION cannot both be standard input")
-    source = load_input(input_spec, kind)
+    source = load_input(input_spec, kind, store)
     request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
     clock = now or dt.datetime.now().astimezone().isoformat()
     with ReferenceRenderer(timeout) as renderer, go_syntax_placed(source):
@@ -86,20 +91,23 @@ def render(input_spec: str, conversation: str, now: str | None,
 
 @click.command()
 @click.argument("source")
-@click.option("--store", "from_store", is_flag=True,
-              help="SOURCE is an installed model name (read from $OLLAMA_MODELS).")
+@store_option()
+@click.option("--store", "store_flag", is_flag=True, hidden=True)  # old: SOURCE is a model name
 @click.option("--json", "as_json", is_flag=True, help="Print every field as JSON.")
 @friendly_errors
-def modelfile(source: str, from_store: bool, as_json: bool) -> None:
-    """Print the TEMPLATE Ollama would use from a Modelfile (or an installed model)."""
+def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -> None:
+    """Print the TEMPLATE Ollama would use from a Modelfile (or an installed model).
+
+    SOURCE is a Modelfile, `-` for standard input, or an installed model `ollama:NAME`."""
     import json
 
     from gotmpl2jinja.ollama.modelfile import parse_modelfile
+    from gotmpl2jinja.ollama.source import OLLAMA_PREFIX
     from gotmpl2jinja.ollama.store import load_model
 
     fields: dict[str, Any]  # the JSON printed by --json
-    if from_store:
-        model = load_model(source)
+    if store_flag or source.startswith(OLLAMA_PREFIX):
+        model = load_model(source.removeprefix(OLLAMA_PREFIX), store_dir(store))
         fields = {"template": model.template, "system": model.system,
                   "messages": model.messages, "parameters": model.params, "warnings": []}
     else:
@@ -134,9 +142,8 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
 @click.option("--bos/--no-bos", "bos", default=None,
               help="Ollama's tokenizer adds BOS (the Jinja writes bos_token first) or not; "
               "overrides what the files say.")
-@click.option("--models", "models_dir", type=click.Path(file_okay=False), default=None,
-              help="Ollama's models directory for ollama:NAME (default $OLLAMA_MODELS or "
-              "~/.ollama/models).")
+@store_option()
+@click.option("--models", "models_alias", default=None, hidden=True)  # its old name
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--no-check", "no_check", is_flag=True,
               help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
@@ -144,8 +151,9 @@ def modelfile(source: str, from_store: bool, as_json: bool) -> None:
 @as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
-            tokenizer_config: str | None, bos: bool | None, models_dir: str | None,
-            force: bool, no_check: bool, timeout: float, kind: str) -> None:
+            tokenizer_config: str | None, bos: bool | None, store: str | None,
+            models_alias: str | None, force: bool, no_check: bool, timeout: float, kind: str
+            ) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
@@ -170,7 +178,7 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     if gguf_source is not None and tokenizer_config is not None:
         raise click.UsageError("give --gguf or --tokenizer-config, not both")
     target = convert_target(output, fmt, force, gguf_source)  # before any work
-    source = load_input(input_spec, kind, models_dir)
+    source = load_input(input_spec, kind, store if models_alias is None else models_alias)
     unread: list[str] = []
     facts = resolve_facts(gguf=Path(gguf_source) if gguf_source else None,
                           model_path=source.model_path, bos=bos, warnings=unread,
