@@ -20,6 +20,7 @@ from gotmpl2jinja.ollama.source import Source
 from gotmpl2jinja.verify.goside import go_renderer
 from gotmpl2jinja.verify.harness import verify_template
 from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
+from gotmpl2jinja.verify.tokens import TokenLevel
 
 #: The steps, in order; `Verdict.failed` names the one that failed.
 READ, CONVERT, VERIFY = "read", "convert", "verify"
@@ -41,7 +42,7 @@ class Verdict:
 def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str], *,
         cases: int = 200, exhaustive: int | None = None, seed: int = 0,
         engines: list[str] | None = None, name: str | None = None,
-        progress: Progress | None = None) -> Verdict:
+        progress: Progress | None = None, tokens: TokenLevel | None = None) -> Verdict:
     """Read the input, convert it (`emit.preamble.convert_source` for the translation with
     the Modelfile preamble, or the caller's own conversion) and verify the Jinja against Go
     (with the Modelfile rule on the Go side when there is one).
@@ -49,7 +50,7 @@ def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str]
     Reading fails with a Gotmpl2JinjaError (any other exception is a bug and propagates);
     converting and verifying may fail with anything, which the verdict keeps for the caller to
     word — a translator crash must not stop a batch. `name` names the template in the result
-    (default: the Source's name).
+    (default: the Source's name). `tokens`: compare as the hosts tokenize (`--gguf`).
     """
     verdict = Verdict(label=label)
     try:
@@ -66,7 +67,7 @@ def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str]
         verdict.result = verify_template(
             source.template, verdict.jinja, cases=cases, exhaustive=exhaustive, seed=seed,
             engines=engines, name=source.name if name is None else name, progress=progress,
-            render=go_renderer(source) if source.has_modelfile_rule else None,
+            render=go_renderer(source) if source.has_modelfile_rule else None, tokens=tokens,
         )
     except RenderTimeout as exc:  # a runaway case: this input's verdict, not the batch's
         verdict.failed, verdict.error = VERIFY, exc

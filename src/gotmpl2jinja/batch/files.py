@@ -27,6 +27,7 @@ from gotmpl2jinja.errors import (
 from gotmpl2jinja.ollama.reference import RenderTimeout
 from gotmpl2jinja.ollama.source import Source, jinja_hint, load_source, no_such_file
 from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
+from gotmpl2jinja.verify.tokens import TokenLevel
 
 
 def template_inputs(paths: Iterable[str]) -> list[Path]:
@@ -73,7 +74,7 @@ class FileVerdict:
 def verify_file(
     path: Path, *, jinja_path: Path | None = None, cases: int = 200,
     exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
-    progress: Progress | None = None, kind: str = "auto",
+    progress: Progress | None = None, kind: str = "auto", tokens: TokenLevel | None = None,
 ) -> FileVerdict:
     """Verify one input file — a Go template, or a Modelfile with its SYSTEM/MESSAGE rule on
     both sides (`inputs.convert_source`'s preamble against Ollama's render with the rule) —
@@ -89,7 +90,7 @@ def verify_file(
 
     ran = driver.run(str(path), lambda: load_source(str(path), kind=kind), convert=convert,
                      cases=cases, exhaustive=exhaustive, engines=engines, seed=seed,
-                     name=path.stem, progress=progress)
+                     name=path.stem, progress=progress, tokens=tokens)
     exc = ran.error
     if ran.failed == driver.READ:  # ModelfileError, InputError: placed already
         assert isinstance(exc, Gotmpl2JinjaError)

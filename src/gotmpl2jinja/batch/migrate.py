@@ -58,6 +58,7 @@ from gotmpl2jinja.ollama.source import (
 )
 from gotmpl2jinja.ollama.store import default_models_dir, list_models, load_model
 from gotmpl2jinja.ollama.vocab import BosFacts, resolve_facts
+from gotmpl2jinja.verify.tokens import TokenLevel
 
 VERIFIED = "converted+verified"
 DIVERGED = "diverged"
@@ -264,7 +265,8 @@ def _divergence_json(div: Any) -> dict[str, Any]:
 
 
 def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int, force: bool,
-                 models_dir: Path | None, engines: list[str] | None = None) -> Item:
+                 models_dir: Path | None, engines: list[str] | None = None,
+                 tokens: TokenLevel | None = None) -> Item:
     """Convert, verify and (when verified) write one input; every expected failure is an Item.
 
     A broken reference renderer (Go missing…) is not an item's fault: it is raised.
@@ -279,7 +281,7 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
         return convert_source(source, facts[0])
 
     ran = driver.run(planned.label, lambda: _read(planned, models_dir), convert=convert,
-                     cases=cases, seed=seed, engines=engines)
+                     cases=cases, seed=seed, engines=engines, tokens=tokens)
     exc = ran.error
     if ran.failed == driver.READ:  # ModelfileError, InputError, StoreError
         item.reason = str(exc)
@@ -377,7 +379,7 @@ def migrate(
     src: str | Path, out: str | Path, *, fmt: str = "jinja", cases: int = DEFAULT_CASES,
     seed: int = 0, force: bool = False, store: str | None = None, report: str | Path | None = None,
     progress: Progress | None = None, engines: list[str] | None = None,
-    skipped: dict[str, str] | None = None,
+    skipped: dict[str, str] | None = None, tokens: TokenLevel | None = None,
 ) -> MigrationReport:
     """Convert and verify everything under `src` (plus every installed model when `store` is
     not None: "" = the default Ollama store, else its models directory), write the verified
@@ -430,7 +432,8 @@ def migrate(
         if progress is not None:
             progress(index, len(planned), item.label)
         result.items.append(migrate_item(item, out_path, fmt=fmt, cases=cases, seed=seed,
-                                         force=force, models_dir=models_dir, engines=engines))
+                                         force=force, models_dir=models_dir, engines=engines,
+                                         tokens=tokens))
     if progress is not None:
         progress(len(planned), len(planned), "")
     write_output(markdown_report(result), "jinja", md_path, force=force)

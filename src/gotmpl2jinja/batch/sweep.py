@@ -48,6 +48,7 @@ from gotmpl2jinja.ollama.source import (
     template_origin,
 )
 from gotmpl2jinja.syntax.parser import parse
+from gotmpl2jinja.verify.tokens import TokenLevel
 
 #: Unsloth's Modelfiles are templates for a generator; these stand in for its placeholders.
 PLACEHOLDERS = {"{__FILE_LOCATION__}": "model.gguf", "{__EOS_TOKEN__}": "</s>"}
@@ -184,7 +185,7 @@ def execute_path(source: str, name: str) -> str:
 
 
 def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int,
-              engines: list[str] | None) -> SweepRow:
+              engines: list[str] | None, tokens: TokenLevel | None = None) -> SweepRow:
     """Translate and verify one template; every expected failure is a row, not an exception
     (a broken reference renderer — Go missing — is raised: no row would be meaningful)."""
     row = SweepRow(template=item.label, kind=item.kind)
@@ -202,7 +203,7 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
 
         ran = driver.run(item.label, lambda: served or Source(item.file, text, "template"),
                          convert=convert, cases=cases, exhaustive=exhaustive, seed=seed,
-                         engines=engines, name=item.label)
+                         engines=engines, name=item.label, tokens=tokens)
         exc = ran.error
         if ran.failed == driver.CONVERT:
             if isinstance(exc, TemplateSyntaxError):
@@ -257,6 +258,7 @@ def sweep(
     folders: Iterable[str | Path], *, cases: int = 2000, exhaustive: int | None = 1,
     seed: int = 0, engines: list[str] | None = None,
     progress: Callable[[int, int, SweepRow], None] | None = None,
+    tokens: TokenLevel | None = None,
 ) -> list[SweepRow]:
     """A row for every template under `folders`, in label order."""
     inputs = find_inputs(folders)
@@ -270,7 +272,7 @@ def sweep(
                               "same_as": earlier.same_as or earlier.template, "seconds": 0.0})
         else:
             row = sweep_one(item, cases=cases, exhaustive=exhaustive, seed=seed,
-                            engines=engines)
+                            engines=engines, tokens=tokens)
             if item.source is not None:
                 done[key] = row
         rows.append(row)

@@ -31,6 +31,37 @@ from gotmpl2jinja.cli.common import (
 )
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 
+#: verify, migrate and sweep: compare as each host feeds the model, on this vocabulary's tokens.
+gguf_option = click.option(
+    "--gguf", "gguf", default=None, type=click.Path(dir_okay=False),
+    help="Compare token IDs, as Ollama, transformers/vLLM and llama-server tokenize, with this "
+         "GGUF's vocabulary (llama.cpp's tokenizer: `gotmpl2jinja engines install tokenizer`).")
+
+
+def token_level(gguf: str | None) -> Any:
+    """The `verify.tokens.TokenLevel` of --gguf (None without it); a file that is not a GGUF
+    with a tokenizer is one sentence naming it."""
+    if gguf is None:
+        return None
+    from gotmpl2jinja.engines.tokenizer import vocabulary
+    from gotmpl2jinja.verify.tokens import HostTokens, TokenLevel
+
+    vocab = vocabulary(gguf)
+    return TokenLevel(HostTokens.of_vocabulary(vocab), vocab)
+
+
+def token_lines(result: Any) -> list[str]:
+    """What verify says of a token-level comparison: how, and the template's special tokens
+    the vocabulary does not know (not an error: tokens are tokens)."""
+    if result.compared_on is None:
+        return []
+    lines = [f"  compared on {result.compared_on}"]
+    if result.unknown_specials:
+        lines.append(f"  {len(result.unknown_specials)} special token(s) of the template are "
+                     f"not special tokens of this vocabulary: "
+                     f"{', '.join(result.unknown_specials)}")
+    return lines
+
 
 @click.command()
 @click.argument("ollama_template", required=False)
@@ -133,10 +164,12 @@ def compare(
 @as_option
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@gguf_option
 @friendly_errors
 def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None,
            engines: str | None, require_all_engines: bool, timeout: float,
-           jinja_file: str | None, kind: str, as_json: bool, seed: int) -> None:
+           jinja_file: str | None, kind: str, as_json: bool, seed: int,
+           gguf: str | None) -> None:
     """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does).
 
     Each INPUT is a Go template, a Modelfile (verified with its SYSTEM/MESSAGE rule, as
@@ -161,6 +194,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
             f"no templates (*.gotmpl, *.tmpl) or Modelfiles found in {', '.join(inputs)}")
     if jinja_file is not None and len(paths) != 1:
         raise click.UsageError("--jinja takes exactly one INPUT (a template or a Modelfile)")
+    tokens = token_level(gguf)
     selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     verdicts = []
     with _verify_progress() as progress:
@@ -169,7 +203,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
             verdict = files.verify_file(
                 path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
                 exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
-                progress=_task_progress(progress, task) if progress else None,
+                progress=_task_progress(progress, task) if progress else None, tokens=tokens,
             )
             if verdict.result is not None:
                 verdict.result.skipped = dict(selection.skipped)
@@ -183,6 +217,8 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
                     click.echo(f"{path.stem}\t{path}\terror: {verdict.error}")
                 else:
                     click.echo(files.summary_line(verdict.result, str(path)))
+                    for line in token_lines(verdict.result):
+                        click.echo(line)
                     for divergence in verdict.result.divergences:
                         click.echo(format_divergence(divergence))
     failed = [v for v in verdicts if not v.ok]
@@ -238,10 +274,11 @@ def _verify_progress() -> Any:
               "default OUT/report.md.")
 @click.option("--force", is_flag=True, help="Overwrite existing outputs and reports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
+@gguf_option
 @friendly_errors
 def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
             engines: str | None, require_all_engines: bool, timeout: float, seed: int,
-            report: str | None, force: bool, as_json: bool) -> None:
+            report: str | None, force: bool, as_json: bool, gguf: str | None) -> None:
     """Convert and verify every template and Modelfile under SRC into OUT, with a report.
 
     Exit 0 only if every item was converted and verified; 1 if any item was not (the report
@@ -251,11 +288,13 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
 
     from gotmpl2jinja.batch import migrate as batch
 
+    tokens = token_level(gguf)
     selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     with batch.rich_progress() as progress:
         result = batch.migrate(src, out, fmt=fmt, cases=cases, seed=seed, force=force,
                                store=store, report=report, progress=progress,
-                               engines=selection.used, skipped=selection.skipped)
+                               engines=selection.used, skipped=selection.skipped,
+                               tokens=tokens)
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
     else:
@@ -279,10 +318,11 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
 @engine_options
 @timeout_option
 @click.option("--json", "as_json", is_flag=True, help="JSON rows instead of the Markdown table.")
+@gguf_option
 @friendly_errors
 def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
           exhaustive: int, seed: int, engines: str | None, require_all_engines: bool,
-          timeout: float, as_json: bool) -> None:
+          timeout: float, as_json: bool, gguf: str | None) -> None:
     """Translate and verify every Go template under FOLDERS (default: fixtures/corpus and
     fixtures/seeds): one row each, progress on stderr."""
     import json
@@ -297,16 +337,18 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
         raise Gotmpl2JinjaError(no_such_file(missing[0]) + ("" if folders else " (give "
                                 "FOLDERS: the default is a checkout's fixtures/)"))
     target = check_output_target(output, force) if output else None
+    tokens = token_level(gguf)
     selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
     rows = sweeping.sweep(
         chosen, cases=cases, exhaustive=exhaustive, seed=seed,
-        engines=selection.used,
+        engines=selection.used, tokens=tokens,
         progress=lambda n, total, row: click.echo(sweeping.progress_line(n, total, row),
                                                   err=True),
     )
     command = " ".join(["gotmpl2jinja sweep", *chosen, *(["-o", output] if output else []),
                         f"--cases {cases}", f"--exhaustive {exhaustive}", f"--seed {seed}",
-                        *([f"--engines {engines}"] if engines else [])])
+                        *([f"--engines {engines}"] if engines else []),
+                        *([f"--gguf {gguf}"] if gguf else [])])
     if as_json:
         text = json.dumps(sweeping.to_json(rows), ensure_ascii=False, indent=1) + "\n"
     else:

@@ -59,8 +59,9 @@ def openai_body(context: dict[str, Any]) -> dict[str, Any]:
     tool call's `arguments` becomes the JSON string the API carries (`json.dumps`, which
     round-trips every value) and its `index` is left out (the API has none); `tools` as given;
     thinking as llama-server takes it: `chat_template_kwargs.enable_thinking` and
-    `reasoning_effort`. The generation prompt is not sent: the server decides it (a trailing
-    assistant message is a prefill).
+    `reasoning_effort`; the host's `bos_token`/`eos_token` when the context has them. The
+    generation prompt is not sent: the server decides it (a trailing assistant message is a
+    prefill).
     """
     messages = []
     for message in context.get("messages", []):
@@ -80,8 +81,13 @@ def openai_body(context: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"messages": messages}
     if "tools" in context:
         body["tools"] = context["tools"]
-    if "enable_thinking" in context:
-        body["chat_template_kwargs"] = {"enable_thinking": context["enable_thinking"]}
+    kwargs = {key: context[key] for key in ("enable_thinking", "bos_token", "eos_token")
+              if key in context}
+    if kwargs:
+        # bos_token/eos_token: the model's, which llama-server takes from its vocabulary; with
+        # no model loaded here they reach the template as kwargs, which both eras of
+        # llama-server set over their own (the strip of a leading BOS is verify.tokens')
+        body["chat_template_kwargs"] = kwargs
     if "reasoning_effort" in context:
         body["reasoning_effort"] = context["reasoning_effort"]
     return body

@@ -61,6 +61,7 @@ from gotmpl2jinja.verify.outcomes import (
     describe_diff,
     go_outcome,
     jinja_outcome,
+    not_utf8,
     one_by_one,
     out_of_scope,
     outcome_of,
@@ -70,6 +71,7 @@ from gotmpl2jinja.verify.strategies import (
     draw_random,
     shrink_conversation,
 )
+from gotmpl2jinja.verify.tokens import TokenLevel, unknown_specials
 
 # ---------------------------------------------------------------------------------------------
 # The harness
@@ -97,7 +99,7 @@ class _Checker:
 
     def __init__(self, go_source: str, jinja_source: str, engines: list[Engine],
                  render: GoRenderer, render_batch: GoBatchRenderer, now: dt.datetime,
-                 progress: Progress | None) -> None:
+                 progress: Progress | None, tokens: TokenLevel | None = None) -> None:
         self.go_source = go_source
         self.jinja_source = jinja_source
         self.engines = engines
@@ -105,17 +107,36 @@ class _Checker:
         self.render_batch = render_batch
         self.now = now
         self.progress = progress
+        #: the host conventions (BOS/EOS facts, a vocabulary): None compares bare strings
+        self.tokens = tokens
         self.cases = 0
         self.counts = {e.name: EngineTally() for e in engines}
         self.lenient: GoSide | None = render.as_lenient() if isinstance(render, GoSide) else None
         self._address_dependent: dict[str, bool] = {}
 
-    def agrees(self, go: Outcome, jinja: Outcome, conv: dict[str, Any]) -> bool:
+    def agrees(self, go: Outcome, jinja: Outcome, conv: dict[str, Any], engine: Engine) -> bool:
         """`agree`, and where the template raised ADDRESS on an output with no whole address in
-        it, whether Go's output depends on one all the same."""
+        it, whether Go's output depends on one all the same. With host conventions, two
+        outputs agree when the engine's host feeds the model Ollama's tokens (`verify.tokens`)."""
+        if self.tokens is not None and self._prompts(go, jinja):
+            return self.tokens.agree(engine.name, go.output or "", jinja.output or "")
         if agree(go, jinja):
             return True
         return address_raised(go, jinja) and self.address_dependent(conv, go)
+
+    @staticmethod
+    def _prompts(go: Outcome, jinja: Outcome) -> bool:
+        """Both sides rendered a prompt (Go's a valid UTF-8 one), to be compared as the hosts
+        tokenize them."""
+        return (go.output is not None and jinja.output is not None and not jinja.failed
+                and not go.failed and not not_utf8(go.output))
+
+    def context(self, conv: dict[str, Any]) -> dict[str, Any]:
+        """The Jinja variables of a case: the contract's, and the host's bos_token/eos_token."""
+        context = jinja_context(conv)
+        if self.tokens is not None:
+            context.update(self.tokens.host.context())
+        return context
 
     def address_dependent(self, conv: dict[str, Any], go: Outcome) -> bool:
         """Go prints other bytes when it renders `conv` again: its output holds part of a memory
@@ -132,7 +153,7 @@ class _Checker:
                  ) -> tuple[Outcome, dict[str, Outcome]]:
         """One case, rendered singly (shrinking and reports)."""
         go = go_outcome(self.render, self.go_source, conv, self.now, self.lenient)
-        context = jinja_context(conv)
+        context = self.context(conv)
         return go, {e.name: jinja_outcome(e, self.jinja_source, context, self.now)
                     for e in engines}
 
@@ -141,7 +162,7 @@ class _Checker:
         """Many cases, each side rendering the whole batch in one request where it can."""
         for conv in convs:
             validate(conv)
-        contexts = [jinja_context(conv) for conv in convs]
+        contexts = [self.context(conv) for conv in convs]
         # A runtime context renders only the cases in the contract's scope there: what it
         # renders for the others is never compared (on llama-server that is most random
         # cases: developer roles, prefills, fill-in-the-middle, no messages).
@@ -170,6 +191,11 @@ class _Checker:
             jinja[engine.name] = [outcome_of(next(items)) if kind is None
                                   else Outcome(out_of_scope=kind)
                                   for kind in kinds[engine.name]]
+        if self.tokens is not None:  # one tokenizer request per convention for the batch
+            self.tokens.prefetch([
+                (name, go_outcomes[i].output or "", items[i].output or "")
+                for name, items in jinja.items() for i in range(len(convs))
+                if self._prompts(go_outcomes[i], items[i])])
         return [(go_outcomes[i], {name: items[i] for name, items in jinja.items()})
                 for i in range(len(convs))]
 
@@ -198,7 +224,7 @@ class _Checker:
             if skipped is not None:
                 tally.runtime_differs[skipped] = tally.runtime_differs.get(skipped, 0) + 1
                 continue
-            if not self.agrees(go, results[engine.name], conv):
+            if not self.agrees(go, results[engine.name], conv, engine):
                 kind = (results[engine.name].runtime_refused
                         or out_of_scope(engine, conv, self.jinja_source))
                 if kind is not None:
@@ -245,18 +271,20 @@ class _Checker:
     def divergence(self, conv: dict[str, Any], engine: Engine, found_by: str) -> Divergence:
         go, results = self.outcomes(conv, [engine])
         jinja = results[engine.name]
+        diff = describe_diff(go, jinja, engine.name)
+        if self.tokens is not None and self._prompts(go, jinja):
+            diff = self.tokens.diff(engine.name, go.output or "", jinja.output or "")
         return Divergence(
             engine=engine.name, conversation=conv, go_output=go.output, go_error=go.error,
             jinja_output=jinja.output, jinja_error=jinja.error,
-            diff=describe_diff(go, jinja, engine.name), found_by=found_by,
-            go_refused=go.refused,
+            diff=diff, found_by=found_by, go_refused=go.refused,
         )
 
     def diverges(self, conv: dict[str, Any], engines: list[Engine]) -> list[Engine]:
         """The engines of `engines` that disagree with Go on `conv` (single renders)."""
         go, results = self.outcomes(conv, engines)
         return [e for e in engines
-                if not self.agrees(go, results[e.name], conv)
+                if not self.agrees(go, results[e.name], conv, e)
                 and results[e.name].runtime_refused is None
                 and out_of_scope(e, conv, self.jinja_source) is None]
 
@@ -304,6 +332,7 @@ def verify_template(
     now: dt.datetime | None = None,
     render: GoRenderer | None = None,
     progress: Progress | None = None,
+    tokens: TokenLevel | None = None,
 ) -> VerifyResult:
     """Compare a Go template with a Jinja template (translated from the Go one when None).
 
@@ -311,7 +340,9 @@ def verify_template(
     random conversations after it. Per engine, the first divergence is reported: from the
     exhaustive pass the earliest (hence shortest) diverging conversation, from the random pass
     one shrunk by hypothesis. `render` replaces the Go side: a `GoSide` with a Modelfile rule
-(`inputs.go_renderer`) renders in batches, any other callable case by case.
+(`inputs.go_renderer`) renders in batches, any other callable case by case. `tokens`
+    compares as the hosts feed the model (`verify.tokens`: on token IDs with a vocabulary, with
+    the BOS rule as text without one); None compares the strings themselves.
     """
     if jinja_source is None:
         jinja_source = reporting_crash(lambda: translate(go_source, name=name))
@@ -322,7 +353,7 @@ def verify_template(
     go_single: GoRenderer = render or BARE
     go_batch = go_single.many if isinstance(go_single, GoSide) else one_by_one(go_single)
     checker = _Checker(go_source, jinja_source, chosen, go_single, go_batch,
-                       now or DEFAULT_NOW, progress)
+                       now or DEFAULT_NOW, progress, tokens)
     divergences: list[Divergence] = []
     pending = list(chosen)
 
@@ -340,4 +371,7 @@ def verify_template(
     return VerifyResult(
         name=name, cases=checker.cases, engines=[e.name for e in chosen],
         counts=checker.counts, divergences=divergences, seed=seed, skipped=selection.skipped,
+        compared_on=tokens.describe if tokens is not None else None,
+        unknown_specials=(unknown_specials(tokens.vocab, go_source)
+                          if tokens is not None and tokens.vocab is not None else []),
     )

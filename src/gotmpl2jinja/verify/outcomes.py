@@ -113,6 +113,11 @@ class VerifyResult:
     seed: int = 0
     #: Engines not run because they are unavailable here, with the reason for each.
     skipped: dict[str, str] = field(default_factory=dict)
+    #: How outputs were compared when not as bare strings: as the hosts tokenize them
+    #: (`verify.tokens`: token IDs of a vocabulary, or the BOS rule applied as text).
+    compared_on: str | None = None
+    #: The template's special-token texts the vocabulary has no special token for.
+    unknown_specials: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
