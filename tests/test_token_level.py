@@ -3,9 +3,8 @@ ships, the corpus templates of its family give Ollama's token IDs under the tran
 convention (every raw engine) and on llama-server (its -server contexts), over generated
 conversations; the text-level BOS rule without a vocabulary; the verify --gguf command.
 
-Until the translator writes `bos_token` itself, the Jinja under test is the translation with
-`{{- bos_token }}` written before it where the vocabulary adds BOS (what the translation must
-do): `with_bos`.
+The Jinja under test is the translation made with the vocabulary's BOS facts
+(`ollama.vocab.facts_from_gguf`): it writes `bos_token` first where Ollama's tokenizer adds BOS.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.registry import get_engine, select_engines
 from gotmpl2jinja.engines.tokenizer import vocabulary
 from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.ollama.vocab import facts_from_gguf
 from gotmpl2jinja.verify.conversation import jinja_context
 from gotmpl2jinja.verify.harness import verify_template
 from gotmpl2jinja.verify.tokens import (
@@ -57,14 +57,14 @@ def go_source(entry: str) -> str:
 
 
 def with_bos(go: str, tokens: TokenLevel, name: str) -> str:
-    """The translation, writing bos_token first when the vocabulary adds BOS."""
-    jinja = translate(go, name=name)
-    return ("{{- bos_token }}" + jinja) if tokens.host.add_bos else jinja
+    """The translation with the vocabulary's BOS facts."""
+    return translate(go, name=name, bos=tokens.host.facts)
 
 
 def token_level(vocab_name: str) -> TokenLevel:
-    vocab = vocabulary(shipped_vocab(vocab_name))
-    return TokenLevel(HostTokens.of_vocabulary(vocab), vocab)
+    path = shipped_vocab(vocab_name)
+    vocab = vocabulary(path)
+    return TokenLevel(HostTokens.of_vocabulary(vocab, facts_from_gguf(path)), vocab)
 
 
 @pytest.mark.parametrize(("entry", "vocab_name"), FAMILIES)

@@ -13,6 +13,7 @@ from conftest import shipped_vocab
 
 from gotmpl2jinja.engines.cpp import build
 from gotmpl2jinja.engines.tokenizer import Vocabulary, VocabularyError, vocabulary
+from gotmpl2jinja.ollama.vocab import facts_from_gguf
 
 #: The families of issue 38 (the shipped vocabulary of each).
 FAMILIES = ["llama-bpe", "llama-spm", "gemma-4", "phi-3", "qwen2", "deepseek-llm", "command-r"]
@@ -24,6 +25,11 @@ WITH_VECTORS = ["bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falc
                 "starcoder"]
 
 _SEPARATOR = "\n__ggml_vocab_test__\n"
+
+#: Every vocabulary-only GGUF of the sdist (llama-cpp-python 0.3.36).
+ALL_SHIPPED = ["aquila", "baichuan", "bert-bge", "command-r", "deepseek-coder", "deepseek-llm",
+               "falcon", "gemma-4", "gpt-2", "gpt-neox", "llama-bpe", "llama-spm", "mpt",
+               "nomic-bert-moe", "phi-3", "qwen2", "qwen35", "refact", "starcoder"]
 
 
 @pytest.mark.parametrize("name", WITH_VECTORS)
@@ -105,6 +111,19 @@ def test_gguf_without_tokenizer_is_one_sentence_naming_the_file(tmp_path: Path) 
     assert str(info.value).startswith(f"{path}: the GGUF has no tokenizer")
     # the driver survives a bad file: the next vocabulary still loads
     assert vocabulary(shipped_vocab("llama-spm")).facts.bos_text == "<s>"
+
+
+@pytest.mark.parametrize("name", ALL_SHIPPED)
+def test_the_python_bos_rule_agrees_with_llama_cpps_own(name: str) -> None:
+    """ollama.vocab's reading of a GGUF (pure Python, llama.cpp's rule written out) and
+    llama.cpp's own vocabulary code agree on adds-BOS and the BOS/EOS texts, on every
+    vocabulary the sdist ships: either side being wrong fails here."""
+    path = shipped_vocab(name)
+    ours = facts_from_gguf(path)
+    theirs = vocabulary(path).facts
+    assert ours.adds_bos == theirs.add_bos, ours.rule
+    assert (ours.bos_token or "") == theirs.bos_text
+    assert (ours.eos_token or "") == theirs.eos_text
 
 
 def test_vocabularies_are_copied_from_the_sdist_beside_the_driver() -> None:

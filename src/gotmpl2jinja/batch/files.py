@@ -26,6 +26,7 @@ from gotmpl2jinja.errors import (
 )
 from gotmpl2jinja.ollama.reference import RenderTimeout
 from gotmpl2jinja.ollama.source import Source, jinja_hint, load_source, no_such_file
+from gotmpl2jinja.ollama.vocab import BosFacts
 from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
 from gotmpl2jinja.verify.tokens import TokenLevel
 
@@ -86,7 +87,7 @@ def verify_file(
     def convert(source: Source) -> str:
         if jinja_path is not None:
             return jinja_path.read_bytes().decode("utf-8")
-        return _converted(source, path.stem)
+        return _converted(source, path.stem, tokens.host.facts if tokens else None)
 
     ran = driver.run(str(path), lambda: load_source(str(path), kind=kind), convert=convert,
                      cases=cases, exhaustive=exhaustive, engines=engines, seed=seed,
@@ -115,12 +116,13 @@ def verify_file(
     return verdict
 
 
-def _converted(source: Source, name: str) -> str:
+def _converted(source: Source, name: str, bos: BosFacts | None = None) -> str:
     """The Jinja to verify: a Modelfile's translation plus preamble, a template's translation
-    (named `name`, as the command names the file); a crash is a sentence (`reporting_crash`)."""
+    (named `name`, as the command names the file), with the BOS facts of --gguf when given; a
+    crash is a sentence (`reporting_crash`)."""
     if source.kind == "modelfile":
-        return reporting_crash(lambda: convert_source(source))
-    return reporting_crash(lambda: translate(source.template, name=name))
+        return reporting_crash(lambda: convert_source(source, bos))
+    return reporting_crash(lambda: translate(source.template, name=name, bos=bos))
 
 
 def summary_line(result: VerifyResult, path: str) -> str:

@@ -22,7 +22,7 @@ Nothing that exists is overwritten without `force`, and that is checked before a
 refused run leaves OUT as it was. Exit status (CLI): 0 only if every item is converted+verified.
 
 May depend on: `batch.driver`, `batch.ollama_path`, `emit`, `engines`, `errors`, `formats`,
-`ollama`.
+`ollama`, `verify` (tokens).
 """
 
 from __future__ import annotations
@@ -275,8 +275,9 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
     facts: list[BosFacts | None] = [None]
 
     def convert(source: Source) -> str:
-        facts[0] = resolve_facts(model_path=source.model_path, warnings=source.warnings,
-                                 model=source.name)
+        facts[0] = (tokens.host.facts if tokens is not None and tokens.host.facts is not None
+                    else resolve_facts(model_path=source.model_path, warnings=source.warnings,
+                                       model=source.name))
         item.bos = bos_note(facts[0])
         return convert_source(source, facts[0])
 

@@ -15,7 +15,7 @@ Identical inputs (the corpus has many copies of a few templates; same template a
 SYSTEM/MESSAGE rule) are verified once and the result is reused: same input, same seed, same
 answer.
 
-May depend on: `batch.driver`, `emit`, `errors`, `ollama`, `syntax`.
+May depend on: `batch.driver`, `emit`, `errors`, `ollama`, `syntax`, `verify` (tokens).
 """
 
 from __future__ import annotations
@@ -199,7 +199,9 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
 
         def convert(_: Source) -> str:
             row.path = execute_path(text, item.file)
-            return translate(text, name=item.file) if served is None else convert_source(served)
+            bos = tokens.host.facts if tokens is not None else None
+            return (translate(text, name=item.file, bos=bos) if served is None
+                    else convert_source(served, bos))
 
         ran = driver.run(item.label, lambda: served or Source(item.file, text, "template"),
                          convert=convert, cases=cases, exhaustive=exhaustive, seed=seed,

@@ -44,10 +44,11 @@ def token_level(gguf: str | None) -> Any:
     if gguf is None:
         return None
     from gotmpl2jinja.engines.tokenizer import vocabulary
+    from gotmpl2jinja.ollama.vocab import facts_from_gguf
     from gotmpl2jinja.verify.tokens import HostTokens, TokenLevel
 
-    vocab = vocabulary(gguf)
-    return TokenLevel(HostTokens.of_vocabulary(vocab), vocab)
+    vocab = vocabulary(gguf)  # (llama.cpp's own reading first: its sentence names the file)
+    return TokenLevel(HostTokens.of_vocabulary(vocab, facts_from_gguf(gguf)), vocab)
 
 
 def token_lines(result: Any) -> list[str]:

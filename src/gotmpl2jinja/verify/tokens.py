@@ -18,7 +18,7 @@ With a vocabulary (`Vocabulary`, llama.cpp's own tokenizer) the harness compares
 without one, the same rules are applied as text (BOS text + Go's prompt against the raw engines'
 output). A divergence shows the first differing tokens with their text.
 
-May depend on: `engines` (the registry's tags, the tokenizer).
+May depend on: `engines` (the registry's tags, the tokenizer), `ollama.vocab`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 
 from gotmpl2jinja.engines.registry import ENGINES
 from gotmpl2jinja.engines.tokenizer import Vocabulary
+from gotmpl2jinja.ollama.vocab import BosFacts
 
 #: The host conventions, as a divergence names them.
 OLLAMA, TRANSFORMERS, SERVER = "Ollama", "transformers/vLLM", "llama-server"
@@ -46,13 +47,17 @@ class HostTokens:
     add_eos: bool = False
     strips: str | None = None
     source: str = ""
+    #: the facts the translation is made with (`translate(bos=…)`), when they are known
+    facts: BosFacts | None = None
 
     @classmethod
-    def of_vocabulary(cls, vocab: Vocabulary, strips: str | None = None) -> HostTokens:
-        """The facts llama.cpp's own vocabulary code gives (`VocabFacts`)."""
-        facts = vocab.facts
-        return cls(bos_token=facts.bos_text, eos_token=facts.eos_text, add_bos=facts.add_bos,
-                   add_eos=facts.add_eos, strips=strips, source=vocab.path.name)
+    def of_vocabulary(cls, vocab: Vocabulary, facts: BosFacts | None = None) -> HostTokens:
+        """The facts llama.cpp's own vocabulary code gives (`VocabFacts`); `facts`, the same
+        GGUF's as `ollama.vocab` reads them, add what Ollama's server strips."""
+        found = vocab.facts
+        return cls(bos_token=found.bos_text, eos_token=found.eos_text, add_bos=found.add_bos,
+                   add_eos=found.add_eos, strips=facts.strips if facts else None,
+                   source=vocab.path.name, facts=facts)
 
     def context(self) -> dict[str, Any]:
         """The Jinja variables every host passes besides the contract's."""
