@@ -11,6 +11,15 @@ The death signal follows the *thread* that started the child; gotmpl2jinja start
 processes from the thread that uses them (the only other threads are the `StderrTail`
 readers, which start no process).
 
+A second interrupt must not interrupt the cleanup the first one started: Ctrl-C pressed twice,
+or `timeout -s INT` (which signals the command, then its process group), would otherwise raise
+KeyboardInterrupt inside an exit handler that is stopping the children, and Python prints a
+traceback ("Exception ignored in atexit callback …"). The command line calls `interrupt_once`
+at its start and `exiting` when its command has ended, however it ended: from then on a SIGINT
+does nothing and the exit runs its cleanup to the end (closing the children's stdin, a kill
+after a bounded wait; the kernel kills them anyway if the parent dies). Before that, SIGINT
+raises KeyboardInterrupt as Python's own handler does.
+
 A child's stderr is drained as it is written (`StderrTail`): an engine that logs a line per
 template (minja's "Failed to generate tool call example") would otherwise fill the pipe after
 a few thousand templates and block mid-render, which looks like a template that never ends.
@@ -51,6 +60,26 @@ def _death_signal_hook() -> Callable[[], None] | None:
             os._exit(1)
 
     return hook
+
+
+_exiting = False
+
+
+def interrupt_once() -> None:
+    """SIGINT (in the main thread) raises KeyboardInterrupt until `exiting()`, then does
+    nothing. Left alone when SIGINT is ignored already (a background job)."""
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if not _exiting:
+            raise KeyboardInterrupt
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_interrupt)
+
+
+def exiting() -> None:
+    """The command has ended: an interrupt from now on must not break off its cleanup."""
+    global _exiting
+    _exiting = True
 
 
 def popen_tied(args: list[str], **kwargs: Any) -> subprocess.Popen[Any]:

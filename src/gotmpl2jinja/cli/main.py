@@ -11,7 +11,7 @@ The group is defined here; its commands live in modules by theme (`cli.translate
 `cli.check`, `cli.setup`) and are added to it below, so that no command module imports this
 one. Imports inside the commands are deferred for start-up time.
 
-May depend on: cli.check, cli.setup, cli.translate (and through them cli.common).
+May depend on: cli.check, cli.setup, cli.translate (and through them cli.common), lifetime.
 """
 
 from __future__ import annotations
@@ -51,7 +51,20 @@ for _command in (parse, compare, render, modelfile, verify, convert, migrate, ru
 
 
 def main() -> None:
-    cli(prog_name="gotmpl2jinja")
+    """The command, and its exit: once it has ended (or a first Ctrl-C ended it), a second
+    interrupt does not break off the cleanup that stops the engines (no traceback)."""
+    import sys
+
+    from gotmpl2jinja.lifetime import exiting, interrupt_once
+
+    interrupt_once()
+    try:
+        try:
+            cli(prog_name="gotmpl2jinja")
+        finally:
+            exiting()
+    except KeyboardInterrupt:  # a second interrupt while click was reporting the first
+        sys.exit(130)
 
 
 if __name__ == "__main__":
