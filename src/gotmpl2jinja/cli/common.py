@@ -179,8 +179,8 @@ def engine_options(func: F) -> F:
         help="Fail (exit 1) when an engine is unavailable instead of skipping it.")(func)
     return click.option(
         "--engines", default=None,
-        help="Comma-separated engines (default: every available one; see `gotmpl2jinja "
-        "engines`).")(func)
+        help="Comma-separated engines (default: every available one but the opt-in "
+        "ollama-jinja, Ollama's own Jinja path; see `gotmpl2jinja engines`).")(func)
 
 
 def choose_engines(engines: str | None, require_all: bool, timeout: float | None,
