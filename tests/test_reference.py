@@ -226,7 +226,7 @@ def _msgs(*pairs: tuple[str, str]) -> dict[str, Any]:
     (_msgs(), "<a>"),
 ])
 def test_legacy_consequences_of_section_9(conversation: dict[str, Any], expected: str) -> None:
-    assert render(LEGACY_CHATML, conversation) == expected
+    assert render(LEGACY_CHATML, conversation, server=False) == expected  # Execute's answer
 
 
 _TWO_TURNS = _msgs(("user", "U"), ("assistant", "R"), ("user", "V"))
@@ -256,11 +256,11 @@ def test_cut_inside_nested_branches_drops_everything_after() -> None:
 def test_cut_inside_if_with_else_is_ollamas_panic() -> None:
     template = "{{ if .Prompt }}{{ .Prompt }}{{ .Response }}{{ else }}E{{ end }}"
     with ReferenceRenderer() as renderer:
-        assert renderer.render("{{ .Messages }}", {}) == "[]"
+        assert renderer.render("{{ .Messages }}", {}, server=False) == "[]"
         pid = renderer.process_id
         with pytest.raises(RenderError, match=r"^panic: interface conversion: parse\.Node is nil"):
             renderer.render(template, _msgs(("user", "U")))
-        assert renderer.render("{{ .Messages }}", {}) == "[]"
+        assert renderer.render("{{ .Messages }}", {}, server=False) == "[]"
         assert renderer.process_id == pid  # recovered inside Go: same process
 
 
@@ -276,7 +276,8 @@ def test_final_legacy_turn_has_no_ollama_funcs() -> None:
                   _msgs(("user", "U"), ("assistant", "R"), ("user", "V"))) == 'R"U"'
     # nor the {{define}}d templates
     with pytest.raises(RenderError) as info:
-        render('{{ define "x" }}d{{ end }}{{ template "x" . }}{{ .Response }}', _msgs())
+        render('{{ define "x" }}d{{ end }}{{ template "x" . }}{{ .Response }}',
+               _msgs(("user", "U")))
     assert str(info.value) == (
         'template: :1:38: executing "" at <{{template "x" .}}>: template "x" not defined'
     )
@@ -284,7 +285,7 @@ def test_final_legacy_turn_has_no_ollama_funcs() -> None:
 
 def test_missing_keys_print_no_value() -> None:
     assert render("{{ .Messages }}{{ .Prompt }}|{{ .Suffix }}|{{ printf \"%v\" .Prompt }}",
-                  _msgs()) == "[]<no value>|<no value>|<nil>"
+                  _msgs(), server=False) == "[]<no value>|<no value>|<nil>"
     assert render("{{ .Tools }}|{{ .Suffix }}", _msgs(("user", "U"))) == "<no value>|<no value>"
 
 
@@ -313,7 +314,7 @@ TOOL = {
 
 
 def test_tools_json_sorts_top_level_properties_keeps_nested_order() -> None:
-    out = render("{{ .Tools }}{{ .Messages }}", {"tools": [TOOL]})
+    out = render("{{ .Tools }}{{ .Messages }}", {"tools": [TOOL]}, server=False)
     assert out == (
         '[{"type":"function","function":{"name":"f","description":"d","parameters":'
         '{"type":"object","required":["b"],"properties":{"a":{"type":"string","enum":["c","f"]},'
@@ -323,8 +324,9 @@ def test_tools_json_sorts_top_level_properties_keeps_nested_order() -> None:
 
 
 def test_tools_printing_when_absent_or_empty() -> None:
-    assert render("{{ .Tools }}{{ if .Tools }}T{{ end }}{{ .Messages }}", {}) == "null[]"
-    assert render("{{ .Tools }}{{ if .Tools }}T{{ end }}{{ .Messages }}", {"tools": []}) == "[][]"
+    template = "{{ .Tools }}{{ if .Tools }}T{{ end }}{{ .Messages }}"
+    assert render(template, {}, server=False) == "null[]"
+    assert render(template, {"tools": []}, server=False) == "[][]"
 
 
 def test_property_printing_and_typescript_types() -> None:
@@ -333,11 +335,11 @@ def test_property_printing_and_typescript_types() -> None:
         "{{ $k }}={{ $p.Type }}/{{ $p.ToTypeScriptType }}/{{ toTypeScriptType $p }}/{{ $p.Enum }}"
         "/{{ $p.Items }}/{{ $p.Properties.Len }};{{ end }}{{ end }}{{ .Messages }}"
     )
-    assert render(template, {"tools": [TOOL]}) == (
+    assert render(template, {"tools": [TOOL]}, server=False) == (
         "a=string/string/string/[c f]/<no value>/0;"
         "b=object/Record<string, any>/Record<string, any>/[]/<no value>/2;[]"
     )
-    assert render("{{ toTypeScriptType 3 }}{{ .Messages }}", {}) == "any[]"
+    assert render("{{ toTypeScriptType 3 }}{{ .Messages }}", {}, server=False) == "any[]"
 
 
 def test_tool_call_arguments_print_sorted_and_empty() -> None:
@@ -360,10 +362,10 @@ def test_tool_call_arguments_print_sorted_and_empty() -> None:
 def test_current_date_uses_the_pinned_clock() -> None:
     template = "{{ currentDate }} {{ yesterdayDate }} {{ currentDate \"%Y\" }}{{ .Messages }}"
     # the offset of `now` is the server's time zone: 00:30+02:00 is still March 1st there
-    assert render(template, {}, now="2024-03-01T00:30:00+02:00") == (
+    assert render(template, {}, now="2024-03-01T00:30:00+02:00", server=False) == (
         "2024-03-01 2024-02-29 2024-03-01[]"
     )
-    assert render(template, {}) == "2026-08-21 2026-08-20 2026-08-21[]"
+    assert render(template, {}, server=False) == "2026-08-21 2026-08-20 2026-08-21[]"
     with pytest.raises(ReferenceRendererError, match="RFC 3339"):
         render(template, {}, now="yesterday")
 
@@ -423,8 +425,9 @@ def test_execution_error_has_position_and_the_process_survives() -> None:
 def test_runaway_render_is_cut_off_and_the_next_request_works() -> None:
     with ReferenceRenderer(timeout=1.0) as renderer:
         with pytest.raises(RenderTimeout, match="did not finish within 1 s"):
-            renderer.render("{{ range 1000000000000 }}{{ end }}{{ .Messages }}", {})
-        assert renderer.render("{{ .Messages }}", {}) == "[]"
+            renderer.render("{{ range 1000000000000 }}{{ end }}{{ .Messages }}", {},
+                            server=False)
+        assert renderer.render("{{ .Messages }}", {}, server=False) == "[]"
 
 
 def test_malformed_conversations_get_a_sentence() -> None:
@@ -466,10 +469,10 @@ def test_cli_render_errors_are_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert re.fullmatch(r".*bad\.json:1:15: not valid JSON: .*\n", result.stderr)
     good = tmp_path / "c.json"
-    good.write_text("{}", encoding="utf-8")
+    good.write_text('{"messages": [{"role": "user", "content": "U"}]}', encoding="utf-8")
     result = runner.invoke(cli, ["render", str(template), str(good)])
     assert result.exit_code == 1
-    assert "error calling index: index out of range: 1" in result.stderr
+    assert "error calling index: reflect: slice index out of range" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -521,7 +524,8 @@ def test_render_many_gives_what_each_single_render_gives() -> None:
                        for c in conversations]
             assert batch == singles
         failing = "{{ $m := index .Messages 0 }}{{ $m.Content }}"
-        first, second = renderer.render_many(failing, [_msgs(), _msgs(("user", "U"))])
+        first, second = renderer.render_many(failing, [_msgs(), _msgs(("user", "U"))],
+                                             server=False)
         assert isinstance(first, RenderError) and "index out of range" in str(first)
         assert second == "U"
         assert renderer.render_many(failing, []) == []
@@ -540,5 +544,5 @@ def test_render_many_keeps_non_utf8_bytes_and_recovers_panics() -> None:
         cut_panics = "{{ if .Response }}{{ .Response }}{{ else }}x{{ end }}{{ .Prompt }}"
         (panicked,) = renderer.render_many(cut_panics, [_msgs(("user", "U"))])
         assert isinstance(panicked, RenderError) and str(panicked).startswith("panic:")
-        assert renderer.render_many("{{ .Messages }}", [{}]) == ["[]"]
+        assert renderer.render_many("{{ .Messages }}", [{}], server=False) == ["[]"]
         assert renderer.process_id == pid

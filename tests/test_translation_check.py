@@ -73,7 +73,9 @@ def test_issue_examples_are_translated_exactly(name: str) -> None:
     source, conversation, expected = EXACT[name]
     jinja = translate(source)
     if expected is not None:
-        assert reference.render(source, conversation) == expected  # the Go truth, as reviewed
+        # the Go truth, as reviewed (lenient: an empty chat is Execute's answer, which the
+        # contract's Jinja renders where Ollama renders nothing)
+        assert reference.render(source, conversation, lenient=True) == expected
         for engine in get_engines(raw_engine_names()):
             assert engine.render(jinja, jinja_context(conversation)) == expected, engine.name
     result = verify_template(source, jinja, cases=100, exhaustive=1, engines=raw_engine_names())
@@ -274,12 +276,12 @@ GENERATOR_FINDINGS = {
 @pytest.mark.parametrize("name", sorted(GENERATOR_FINDINGS))
 def test_generator_findings_are_translated_exactly(name: str) -> None:
     source, expected = GENERATOR_FINDINGS[name]
-    empty = {"messages": []}
+    empty = {"messages": []}  # Execute's answer (Ollama itself does not render an empty chat)
     if expected is None:
         with pytest.raises(gotmpl2jinja.RenderError):
-            reference.render(source, empty)
+            reference.render(source, empty, server=False)
     else:
-        assert reference.render(source, empty) == expected
+        assert reference.render(source, empty, server=False) == expected
     result = verify_template(source, translate(source), cases=50, exhaustive=1,
                              engines=raw_engine_names())
     assert result.ok, [d.diff for d in result.divergences]

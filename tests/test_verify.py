@@ -199,7 +199,9 @@ def test_go_error_matched_by_raise_exception_counts_as_equal() -> None:
     result = verify_template(FIRST_ROLE_GO, FIRST_ROLE_JINJA, cases=100, exhaustive=0)
     assert result.ok, [d.diff for d in result.divergences]
     for tally in result.counts.values():
-        assert tally.both_failed >= 1  # the empty conversation, at least
+        # the empty chat: Ollama renders nothing (refused: "load"); Execute fails there and
+        # the Jinja raises alike, which is checked all the same
+        assert tally.refused >= 1
         assert tally.equal >= 1
 
 

@@ -67,7 +67,8 @@ def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str]
         verdict.result = verify_template(
             source.template, verdict.jinja, cases=cases, exhaustive=exhaustive, seed=seed,
             engines=engines, name=source.name if name is None else name, progress=progress,
-            render=go_renderer(source) if source.has_modelfile_rule else None, tokens=tokens,
+            render=go_renderer(source) if source.has_modelfile_rule or source.family
+            else None, tokens=tokens,
         )
     except RenderTimeout as exc:  # a runaway case: this input's verdict, not the batch's
         verdict.failed, verdict.error = VERIFY, exc

@@ -147,13 +147,16 @@ def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--no-check", "no_check", is_flag=True,
               help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
+@click.option("--family", "family", default=None, metavar="NAME",
+              help="The model's family, for a template or Modelfile whose model Ollama treats "
+              "by family (gpt-oss, qwen3, deepseek-r1); ollama:NAME knows its own.")
 @timeout_option
 @as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
             tokenizer_config: str | None, bos: bool | None, store: str | None,
-            models_alias: str | None, force: bool, no_check: bool, timeout: float, kind: str
-            ) -> None:
+            models_alias: str | None, force: bool, no_check: bool, timeout: float, kind: str,
+            family: str | None) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
@@ -173,6 +176,7 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     from gotmpl2jinja.emit.legacy import collect_warnings
     from gotmpl2jinja.emit.preamble import convert_source
     from gotmpl2jinja.formats.writers import write_output
+    from gotmpl2jinja.ollama.source import apply_family
     from gotmpl2jinja.ollama.vocab import resolve_facts, undecided_line
 
     if gguf_source is not None and tokenizer_config is not None:
@@ -186,6 +190,9 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
                           tokenizer_config=Path(tokenizer_config) if tokenizer_config else None)
     for warning in unread:
         click.echo(f"warning: {warning}", err=True)
+    notice = apply_family(source, family)
+    if notice:
+        click.echo(notice, err=True)
     with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
         jinja, problems = collect_warnings(lambda: convert_source(source, facts))
     for problem in problems:  # where Ollama itself fails; the Jinja raises the same way

@@ -14,8 +14,8 @@ TranslationError naming the construct; a Go execution error becomes `raise_excep
 This module is the walker's core (its state, scopes, output lines, node dispatch, the
 prelude and the header); the rest of `Emitter` comes from its parts, one mixin per module.
 
-May depend on: `analysis`, `emit` (its parts and `values`, `paths`, `loops`, `collate`),
-`errors`, `ollama`, `syntax`.
+May depend on: `analysis`, `emit` (its parts and `values`, `paths`, `loops`, `collate`,
+`family`), `errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from gotmpl2jinja.analysis import (
     Variable,
     messages_alike_when_nil,
 )
-from gotmpl2jinja.emit import runtime
+from gotmpl2jinja.emit import family, runtime
 from gotmpl2jinja.emit.collate import Collating, system_join
 from gotmpl2jinja.emit.comparisons import Comparisons
 from gotmpl2jinja.emit.expressions import Expressions
@@ -387,12 +387,18 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
     def prelude(self) -> list[str]:
         lines: list[str] = []
         used = self.root_used
+        steps = family.current()
+        if steps.strip_think and used & {"Messages", "System"}:
+            lines += family.strip_think_lines()
+        if steps.harmony_tools and "Tools" in used:
+            lines += family.harmony_tools_lines()
         if "Messages" in used:
             lines += self.collate("System" in used)
         elif "System" in used:
             lines += system_join(collated=False)
         if used & {"Think", "ThinkLevel", "IsThinkSet"}:
-            lines += think_prelude(used, has_thinking(self.template))
+            thinking = has_thinking(self.template) or "thinking" in steps.capabilities
+            lines += think_prelude(used, thinking)
         return lines
 
 
@@ -402,13 +408,12 @@ def think_prelude(used: set[str], thinking: bool) -> list[str]:
     level is refused by Ollama and rendered here as if absent, so only false is seen."""
     lines: list[str] = []
     if thinking:
-        lines.append("{#- Ollama's think values: the template can think, so think defaults"
-                     " to true. #}")
+        lines.append("{#- Ollama's think values: the model can think (by its template or its"
+                     " family), so think defaults to true. #}")
         if "Think" in used or "ThinkLevel" in used:
             lines.append("{%- set think = enable_thinking is not defined or enable_thinking %}")
         if "ThinkLevel" in used:
-            lines.append("{%- set think_level = reasoning_effort if reasoning_effort is defined"
-                         " else 'medium' if think else '' %}")
+            lines.append(f"{{%- set think_level = {family.think_level_expression('think')} %}}")
         if "IsThinkSet" in used:
             lines.append("{%- set is_think_set = true %}")
         return lines

@@ -102,5 +102,6 @@ def convert_source(source: Source, bos: BosFacts | None = None) -> str:
     TranslationError (with FILE:LINE:COL) for what cannot be translated faithfully. `bos`:
     the model's tokenizer facts (the Jinja writes bos_token first when it adds BOS).
     """
-    jinja = translate(source.template, name=source.name, bos=bos)
+    jinja = translate(source.template, name=source.name, bos=bos,
+                      family=source.family)
     return with_preamble(modelfile_preamble(source.system, source.messages), jinja)

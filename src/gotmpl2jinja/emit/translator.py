@@ -1,8 +1,8 @@
 """The emit stage's entry points: a parsed template → Jinja (`emit`), source → Jinja
 (`translate`); the Messages path, the legacy path or both behind the FIM switch.
 
-May depend on: `analysis`, `emit.emitter`, `emit.legacy`, `emit.paths`, `emit.values`,
-`errors`, `ollama`, `syntax`.
+May depend on: `analysis`, `emit.emitter`, `emit.family`, `emit.legacy`, `emit.paths`,
+`emit.values`, `errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 
 from gotmpl2jinja.analysis import analyze
 from gotmpl2jinja.emit.emitter import Emitter
+from gotmpl2jinja.emit.family import translating_for
 from gotmpl2jinja.emit.legacy import translate_legacy
 from gotmpl2jinja.emit.paths import header_name
 from gotmpl2jinja.emit.values import Retype, retype_refusal
 from gotmpl2jinja.errors import TranslationError
 from gotmpl2jinja.ollama import facts
+from gotmpl2jinja.ollama.family import FamilySteps
 from gotmpl2jinja.syntax import nodes
 from gotmpl2jinja.syntax.parser import parse
 
@@ -86,11 +88,14 @@ def _emit(template: nodes.Template) -> str:
     raise retype_refusal(last, analysis.variables.values(), template.name)
 
 
-def translate(source: str, name: str = "template", *, bos: BosFacts | None = None) -> str:
+def translate(source: str, name: str = "template", *, bos: BosFacts | None = None,
+              family: FamilySteps | None = None) -> str:
     """Go template source → equivalent Jinja source; with `bos` facts whose `adds_bos` is true,
-    the Jinja writes `bos_token` first (`with_bos`)."""
+    the Jinja writes `bos_token` first (`with_bos`); `family`: the steps Ollama takes for the
+    model's family, parser and config (ollama.family), written into the Jinja too."""
     template = parse(source, name=name)
-    jinja = emit(template)
+    with translating_for(family):
+        jinja = emit(template)
     if bos is None or not bos.adds_bos:
         return jinja
     _refuse_stripped_bos(template, bos)

@@ -12,18 +12,27 @@ template, or for a GGUF the built-in template closest to its chat template, §10
 is none does Ollama use `DefaultTemplate`, `{{ .Prompt }}` (§2). We resolve FROM against the
 Ollama store when one is given, else convert the default, and say so in a warning.
 
-May depend on: `errors`, `ollama.modelfile`, `ollama.store`.
+May depend on: `errors`, `ollama.family`, `ollama.modelfile`, `ollama.store`.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError, TemplateSyntaxError
+from gotmpl2jinja.ollama.family import (
+    NO_STEPS,
+    FamilyError,
+    FamilySteps,
+    ModelFacts,
+    facts_for_family,
+    family_hint,
+    family_steps,
+)
 from gotmpl2jinja.ollama.modelfile import (
     Modelfile,
     decode_modelfile,
@@ -72,6 +81,16 @@ class Source:
     origin: tuple[int, int] | None = None
     #: The installed model's weights (its GGUF: where its tokenizer facts are), when known.
     model_path: Path | None = None
+    #: What Ollama knows of the model besides the template (its config's family and parser,
+    #: a Modelfile's PARSER), None for a plain template; and the steps they make it take.
+    facts: ModelFacts | None = None
+    family: FamilySteps = NO_STEPS
+
+    def with_facts(self, facts: ModelFacts) -> Source:
+        """This Source for a model with these facts (the family's steps recomputed)."""
+        self.facts = facts
+        self.family = family_steps(self.template, facts)
+        return self
 
     def __post_init__(self) -> None:
         blank = blank_template_warning(self.name, self.template)
@@ -263,8 +282,7 @@ def source_from_modelfile(mf: Modelfile, *, models_dir: Path | None = None) -> S
             messages = _plain_messages(base.messages, f"{base.name} (FROM)", warnings)
         if not stop:
             stop = base.stop
-        if base.renderer:
-            warnings.append(_renderer_warning(mf.name, base.renderer))
+        _refuse_renderer(mf.name, base.renderer)
     model_path = base.model_path if base is not None else None
     if template is None:
         where = "" if base is None else f" (the installed {base.name} has no template layer)"
@@ -275,10 +293,15 @@ def source_from_modelfile(mf: Modelfile, *, models_dir: Path | None = None) -> S
             f"its default template {DEFAULT_TEMPLATE!r}, which is what is converted here"
         )
         template = DEFAULT_TEMPLATE
-    if mf.renderer:
-        warnings.append(_renderer_warning(mf.name, mf.renderer))
-    return Source(name=mf.name, template=template, kind="modelfile", system=system,
-                  messages=messages, stop=list(stop), warnings=warnings, model_path=model_path)
+    _refuse_renderer(mf.name, mf.renderer)
+    source = Source(name=mf.name, template=template, kind="modelfile", system=system,
+                    messages=messages, stop=list(stop), warnings=warnings,
+                    model_path=model_path)
+    # the new model keeps its base's config (family, parser) but not its name, which
+    # `ollama create` gives it: a by-name rule (deepseek-r1) needs --family
+    base_facts = base.facts if base is not None else ModelFacts()
+    return source.with_facts(replace(base_facts, parser=mf.parser or base_facts.parser,
+                                     model=""))
 
 
 def _installed_base(mf: Modelfile, models_dir: Path | None,
@@ -303,12 +326,12 @@ def source_from_model(model: InstalledModel, spec: str) -> Source:
         warnings.append(f"{spec}: the model has no template layer; Ollama renders it with its "
                         f"default template {DEFAULT_TEMPLATE!r}, which is what is converted here")
         template = DEFAULT_TEMPLATE
-    if model.renderer:
-        warnings.append(_renderer_warning(spec, model.renderer))
+    _refuse_renderer(spec, model.renderer)
     messages = _plain_messages(model.messages, spec, warnings)
-    return Source(name=spec, template=template, kind="ollama", system=model.system or None,
-                  messages=messages, stop=model.stop, warnings=warnings,
-                  model_path=model.model_path)
+    source = Source(name=spec, template=template, kind="ollama", system=model.system or None,
+                    messages=messages, stop=model.stop, warnings=warnings,
+                    model_path=model.model_path)
+    return source.with_facts(model.facts)
 
 
 def _plain_messages(messages: list[Any], where: str, warnings: list[str]) -> list[dict[str, str]]:
@@ -328,6 +351,34 @@ def _plain_messages(messages: list[Any], where: str, warnings: list[str]) -> lis
     return plain
 
 
-def _renderer_warning(name: str, renderer: str) -> str:
-    return (f"{name}: RENDERER {renderer!r}: Ollama renders this model with built-in Go code, "
-            "not with its template (ollama-semantics.md §1); the template is converted as is")
+def apply_family(source: Source, family: str | None) -> str | None:
+    """Give `source` the family a user names (`--family NAME`); without one, the one-line
+    notice to print when its model's family is unknown but its text is a family's (None when
+    there is nothing to say). A known family (an installed model's config) is kept."""
+    known = source.facts is not None and (source.facts.family or source.facts.model)
+    if family is not None:
+        try:
+            named = facts_for_family(family)
+        except FamilyError as exc:
+            raise InputError(f"--family: {exc}") from None
+        base = source.facts or ModelFacts()
+        source.with_facts(replace(base, family=named.family or base.family,
+                                  model=named.model or base.model))
+        return None
+    hint = family_hint(source.template)
+    if known or hint is None:
+        return None
+    return (f"note: {source.name}: this is {hint}'s template (harmony's <|channel|> markers), "
+            f"and Ollama treats {hint} by its family, not by its template (it thinks, with "
+            f"levels, whatever the template says); if the model is {hint}, say so with "
+            f"--family {hint}")
+
+
+def _refuse_renderer(name: str, renderer: str | None) -> None:
+    """A model with a RENDERER is rendered by Ollama's built-in Go code: its template is not
+    what the model sees, so a translation of it would be meaningless."""
+    if renderer:
+        raise InputError(f"{name}: RENDERER {renderer!r}: Ollama renders this model with its "
+                         f"built-in {renderer!r} renderer (Go code), not with its template; "
+                         "the template is not what the model sees, so there is nothing to "
+                         "translate (ollama-semantics.md §1)")

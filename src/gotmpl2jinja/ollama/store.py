@@ -12,7 +12,7 @@ get the exact bytes `ollama create` stored. Layout (ollama `manifest/`, `types/m
 - it is a Docker v2 manifest (or a manifest list whose children are chosen by runner) whose
   layers name blobs `blobs/sha256-<hex>` by media type.
 
-May depend on: `errors`.
+May depend on: `errors`, `ollama.family`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.ollama.family import ModelFacts, facts_from_config
 
 MEDIA_MODEL = "application/vnd.ollama.image.model"
 MEDIA_TEMPLATE = "application/vnd.ollama.image.template"
@@ -173,6 +174,7 @@ class InstalledModel:
     model_path: Path | None = None  # the weights (a GGUF file for most models)
     renderer: str | None = None  # set: Ollama renders with built-in code, not the template
     parser: str | None = None
+    facts: ModelFacts = field(default_factory=ModelFacts)  # the config's family, parser…
 
     @property
     def stop(self) -> list[str]:
@@ -260,7 +262,8 @@ def load_model(name: str, models_dir: Path | None = None) -> InstalledModel:
             " (set OLLAMA_MODELS or pass the models directory)"
         )
     manifest = _select_manifest(_read_object(path, "manifest"), root, path)
-    model = InstalledModel(name=str(parsed), manifest_path=path)
+    model = InstalledModel(name=str(parsed), manifest_path=path,
+                           facts=ModelFacts(model=parsed.model))
 
     config_entry = manifest.get("config") or {}
     if not isinstance(config_entry, dict):
@@ -274,6 +277,7 @@ def load_model(name: str, models_dir: Path | None = None) -> InstalledModel:
             if isinstance(config, dict):
                 model.renderer = config.get("renderer") or None
                 model.parser = config.get("parser") or None
+                model.facts = facts_from_config(config, parsed.model)
 
     layers = manifest.get("layers") or []
     if not isinstance(layers, list) or not all(isinstance(layer, dict) for layer in layers):

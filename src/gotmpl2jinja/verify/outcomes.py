@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from gotmpl2jinja.emit.family import HARMONY_NAME
 from gotmpl2jinja.emit.runtime import ADDRESS, NOT_UTF8
 from gotmpl2jinja.engines.base import RuntimeRefused
 from gotmpl2jinja.engines.registry import (
@@ -28,6 +29,7 @@ from gotmpl2jinja.errors import (
     RenderError,
 )
 from gotmpl2jinja.ollama import reference
+from gotmpl2jinja.ollama.family import NO_STEPS, FamilySteps
 from gotmpl2jinja.ollama.reference import CapabilityRefusal
 
 if TYPE_CHECKING:
@@ -163,11 +165,14 @@ class GoSide:
     #: Render a request Ollama refuses as if the refused option were absent (the contract's
     #: Jinja convention) instead of raising CapabilityRefusal.
     lenient: bool = False
+    #: The steps Ollama takes by the model's family, parser and config (ollama.family).
+    family: FamilySteps = NO_STEPS
 
     def _rule(self) -> dict[str, Any]:
         messages = [{"role": r, "content": c} for r, c in self.modelfile_messages]
         return {"modelfile_system": self.modelfile_system or None,
-                "modelfile_messages": messages or None, "lenient": self.lenient}
+                "modelfile_messages": messages or None, "lenient": self.lenient,
+                "family": self.family.payload() if self.family else None}
 
     def as_lenient(self) -> GoSide:
         """The same Go side rendering refused requests as if the option were absent."""
@@ -292,6 +297,10 @@ def agree(go: Outcome, jinja: Outcome) -> bool:
     if go.output is not None and not_utf8(go.output):
         # no Jinja string can hold those bytes: the contract asks for this failure instead
         return jinja.raised and NOT_UTF8 in (jinja.error or "")
+    if jinja.raised and HARMONY_NAME in (jinja.error or ""):
+        # a tool name harmony renames by Unicode classes: the contract asks for this failure
+        # (where Go fails further on, both fail)
+        return True
     if address_raised(go, jinja):
         # a memory address changes from run to run: the contract asks for this failure where
         # Go prints one (and only there; a part of one: _Checker.address_dependent)

@@ -23,8 +23,9 @@ Decisions worth knowing:
 - Server steps (`server=True`, the default; ollama-semantics.md §8): what ChatHandler /
   GenerateHandler do for the template alone before Execute: an absent `think` is `true` on a
   template with the thinking capability; `think` on one without it, `tools` on one without
-  `.Tools`, a suffix on one without `.Suffix` raise `CapabilityRefusal` (Ollama's 400); images
-  become `[img-N]` tags in their message's content.
+  `.Tools`, a suffix on one without `.Suffix` raise `CapabilityRefusal` (Ollama's 400); a chat
+  without messages raises `NotRendered` (Ollama only loads the model); images become `[img-N]`
+  tags in their message's content.
 - Modelfile rule (§8): `modelfile_messages` come before the conversation's messages; a
   `modelfile_system` message leads unless the conversation starts with a system message.
 - Ollama's panic in the legacy cut (a `.Response` inside an `if` that has an `else`) is reported
@@ -55,7 +56,9 @@ from gotmpl2jinja.ollama.reference.driver import DEFAULT_TIMEOUT, RendererClient
 
 __all__ = [
     "DEFAULT_NOW",
+    "NOT_RENDERED",
     "CapabilityRefusal",
+    "NotRendered",
     "ParseVerdict",
     "ReferenceRenderer",
     "RenderTimeout",
@@ -96,13 +99,34 @@ _REFUSALS = {
 
 class CapabilityRefusal(RenderError):
     """Ollama's server answers the request 400 before rendering: the template lacks a capability
-    the request needs (`capability` is "thinking", "tools" or "insert"). There is no prompt."""
+    the request needs (`capability` is "thinking", "tools" or "insert"). There is no prompt.
+    (`NOT_RENDERED`, "load", is the subclass NotRendered.)"""
 
     def __init__(self, capability: str) -> None:
         self.capability = capability
         why = _REFUSALS.get(capability, "the template lacks it")
         super().__init__(f'Ollama refuses the request (400 "does not support {capability}"): '
                          f"{why}")
+
+
+#: The `capability` of a chat Ollama does not render: its request has no messages.
+NOT_RENDERED = "load"
+
+
+class NotRendered(CapabilityRefusal):
+    """A chat request with no messages: Ollama's ChatHandler only loads the model and answers
+    with done reason "load" (after the capability checks, and whatever the Modelfile's SYSTEM
+    and MESSAGEs would add); there is no prompt. Like a refusal, the contract's Jinja renders
+    it as Execute would (`lenient`), which is what a Jinja host does with an empty list."""
+
+    def __init__(self, capability: str = NOT_RENDERED) -> None:
+        self.capability = NOT_RENDERED
+        RenderError.__init__(self, 'Ollama does not render a chat without messages: it only '
+                                   'loads the model (done reason "load"); there is no prompt')
+
+
+def _refusal(capability: str) -> CapabilityRefusal:
+    return NotRendered() if capability == NOT_RENDERED else CapabilityRefusal(capability)
 
 
 @dataclass(frozen=True)
@@ -163,7 +187,7 @@ class ReferenceRenderer:
         self, template: str, conversation: dict[str, Any] | str, *, now: str | None = None,
         function_json: bool = True, modelfile_system: str | None = None,
         modelfile_messages: list[dict[str, Any]] | None = None, timeout: float | None = None,
-        server: bool = True, lenient: bool = False,
+        server: bool = True, lenient: bool = False, family: dict[str, Any] | None = None,
     ) -> str:
         """Exactly what Ollama renders for `template` and `conversation`: a dict of the
         contract's format, or the request's JSON text (then Go decodes the very text, as
@@ -172,7 +196,9 @@ class ReferenceRenderer:
         `server` applies what Ollama's server does before Execute for the template alone (the
         think default of a thinking template, capability refusals raised as CapabilityRefusal,
         [img-N] tags); False renders Template.Execute alone. `lenient` renders a refused
-        request as if the refused option were absent (the contract's Jinja convention)."""
+        request as if the refused option were absent (the contract's Jinja convention).
+        `family` is `ollama.family.FamilySteps.payload()`: the steps Ollama takes by the
+        model's family, parser and config (server steps only)."""
         payload: dict[str, Any] = {"op": "render"}
         if isinstance(conversation, str):
             check_conversation(_decode_text(conversation))
@@ -185,7 +211,7 @@ class ReferenceRenderer:
             "now": now or DEFAULT_NOW, "function_json": function_json,
             "modelfile_system": modelfile_system or "",
             "modelfile_messages": modelfile_messages or [],
-            "server": server, "lenient": lenient,
+            "server": server, "lenient": lenient, "family": family,
         })
         answer = self._call(payload, template, timeout)
         if answer.get("ok"):
@@ -196,7 +222,7 @@ class ReferenceRenderer:
         self, template: str, conversations: list[dict[str, Any]], *, now: str | None = None,
         function_json: bool = True, modelfile_system: str | None = None,
         modelfile_messages: list[dict[str, Any]] | None = None, timeout: float | None = None,
-        server: bool = True, lenient: bool = False,
+        server: bool = True, lenient: bool = False, family: dict[str, Any] | None = None,
     ) -> list[str | RenderError]:
         """`render` for a batch in one round trip: each item is the output, or the RenderError
         that conversation alone gives (the harness's bulk mode; a pipe round trip and the
@@ -216,7 +242,7 @@ class ReferenceRenderer:
             "now": now or DEFAULT_NOW, "function_json": function_json,
             "modelfile_system": modelfile_system or "",
             "modelfile_messages": modelfile_messages or [],
-            "server": server, "lenient": lenient,
+            "server": server, "lenient": lenient, "family": family,
         }
         limit = self._client.timeout if timeout is None else timeout
         answer = self._call(payload, template, limit * (1 + len(conversations) / 50))
@@ -229,7 +255,7 @@ class ReferenceRenderer:
             elif item.get("kind") in ("execute", "panic"):
                 results.append(RenderError(str(item.get("error", ""))))
             elif item.get("kind") == "capability":
-                results.append(CapabilityRefusal(str(item.get("error", ""))))
+                results.append(_refusal(str(item.get("error", ""))))
             else:
                 _raise(item)  # a request error: the conversation broke the contract
         if len(results) != len(conversations):
@@ -304,7 +330,7 @@ def _raise(answer: dict[str, Any]) -> NoReturn:
     if kind in ("execute", "panic"):
         raise RenderError(message)
     if kind == "capability":
-        raise CapabilityRefusal(message)
+        raise _refusal(message)
     if kind == "parse":
         raise TemplateSyntaxError(message)
     raise ReferenceRendererError(message)
@@ -435,13 +461,13 @@ def render(
     template: str, conversation: dict[str, Any] | str, *, now: str | None = None,
     function_json: bool = True, modelfile_system: str | None = None,
     modelfile_messages: list[dict[str, Any]] | None = None, server: bool = True,
-    lenient: bool = False,
+    lenient: bool = False, family: dict[str, Any] | None = None,
 ) -> str:
     """What Ollama renders (see `ReferenceRenderer.render`); raises RenderError on Go's errors."""
     return shared_renderer().render(
         template, conversation, now=now, function_json=function_json,
         modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
-        server=server, lenient=lenient,
+        server=server, lenient=lenient, family=family,
     )
 
 
@@ -449,13 +475,13 @@ def render_many(
     template: str, conversations: list[dict[str, Any]], *, now: str | None = None,
     function_json: bool = True, modelfile_system: str | None = None,
     modelfile_messages: list[dict[str, Any]] | None = None, server: bool = True,
-    lenient: bool = False,
+    lenient: bool = False, family: dict[str, Any] | None = None,
 ) -> list[str | RenderError]:
     """A batch of `render`s in one round trip (see `ReferenceRenderer.render_many`)."""
     return shared_renderer().render_many(
         template, conversations, now=now, function_json=function_json,
         modelfile_system=modelfile_system, modelfile_messages=modelfile_messages,
-        server=server, lenient=lenient,
+        server=server, lenient=lenient, family=family,
     )
 
 

@@ -59,6 +59,9 @@ type request struct {
 	// Lenient renders a request Ollama refuses for a capability as if the refused option were
 	// absent (the Hugging Face convention the equivalence contract gives the Jinja).
 	Lenient bool `json:"lenient"`
+	// Family holds the steps Ollama takes by the model's family, parser and config (server
+	// steps only; none when absent).
+	Family *familySteps `json:"family"`
 }
 
 type response struct {
@@ -276,7 +279,9 @@ func (s *server) renderOne(t *ollamaTemplate, req *request) caseResult {
 		return caseResult{Kind: "request", Error: err.Error()}
 	}
 	if req.Server == nil || *req.Server {
-		if refused := serverSteps(t, v, req.Conversation.Think, req.Lenient); refused != "" {
+		refused := serverSteps(t, v, req.Conversation.Think, len(req.Conversation.Messages),
+			req.Family, req.Lenient)
+		if refused != "" {
 			return caseResult{Kind: "capability", Error: refused}
 		}
 	}
@@ -333,11 +338,17 @@ var defaultClock = clock
 // template turns an absent think into true; think (true or a level) on a template without
 // thinking, tools on one without tools, or a suffix on one without insert is answered 400
 // (refused names the missing capability; with lenient the option is dropped instead); images
-// become [img-N] tags in the message contents. Returns "" when the request goes on.
-func serverSteps(t *ollamaTemplate, v *values, think *thinkValue, lenient bool) (refused string) {
+// become [img-N] tags in the message contents. A chat whose request has no messages (asked
+// after those refusals, as ChatHandler does, and whatever the Modelfile adds) is not rendered
+// at all: Ollama only loads the model (done reason "load"), refused is "load". The family's
+// steps (fam, may be nil) add capabilities, map harmony's "max" to "high", strip earlier
+// thinking and rename tools for harmony, in ChatHandler's order. Returns "" when the request
+// goes on.
+func serverSteps(t *ollamaTemplate, v *values, think *thinkValue, requestMessages int,
+	fam *familySteps, lenient bool) (refused string) {
 	wantsThink := think != nil && (v.Think || v.ThinkLevel != "")
 	switch {
-	case t.has("thinking"):
+	case t.has("thinking") || fam.grants("thinking"):
 		if think == nil {
 			v.Think, v.ThinkLevel, v.IsThinkSet = (&thinkValue{value: true}).think()
 		}
@@ -348,14 +359,28 @@ func serverSteps(t *ollamaTemplate, v *values, think *thinkValue, lenient bool) 
 		v.Think, v.ThinkLevel, v.IsThinkSet = false, "", false
 	}
 	fim := v.Prompt != "" && v.Suffix != ""
-	if fim && !t.has("insert") && !lenient {
+	if fim && !t.has("insert") && !fam.grants("insert") && !lenient {
 		return "insert"
 	}
-	if !fim && len(v.Tools) > 0 && !t.has("tools") {
+	if !fim && len(v.Tools) > 0 && !t.has("tools") && !fam.grants("tools") {
 		if !lenient {
 			return "tools"
 		}
 		v.Tools = nil
+	}
+	if !fim && requestMessages == 0 && !lenient {
+		return "load"
+	}
+	if fam != nil {
+		if fam.HarmonyLevels && v.ThinkLevel == "max" {
+			v.ThinkLevel = "high"
+		}
+		if fam.StripThink && !fim {
+			v.Messages = stripThink(v.Messages)
+		}
+		if fam.HarmonyTools && !fim {
+			v.Tools = renameHarmonyTools(v.Tools)
+		}
 	}
 	v.Messages = tagImages(v.Messages)
 	return ""
