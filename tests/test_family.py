@@ -178,7 +178,7 @@ def test_convert_an_installed_gpt_oss_honours_reasoning_effort(tmp_path: Path) -
     result = CliRunner().invoke(cli, ["convert", "ollama:gpt-oss:20b", "--models", str(root),
                                       "-o", str(out)])
     assert result.exit_code == 0, result.stderr
-    assert "note:" not in result.stderr  # the family is known from the config
+    assert "--family" not in result.stderr  # the family is known from the config
     assert "checked: renders what Ollama renders" in result.stderr  # family applied on both
     jinja = out.read_text(encoding="utf-8")
     conv = {"messages": USER}
@@ -191,12 +191,12 @@ def test_convert_an_installed_gpt_oss_honours_reasoning_effort(tmp_path: Path) -
 def test_a_plain_family_template_prints_one_notice(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["convert", "--no-check", str(GPT_OSS)])
     assert result.exit_code == 0, result.stderr
-    notices = [line for line in result.stderr.splitlines() if line.startswith("note:")]
-    assert len(notices) == 1 and "--family gpt-oss" in notices[0]
+    notices = [line for line in result.stderr.splitlines() if "family" in line]
+    assert len(notices) == 1 and notices[0].endswith("say so with --family gpt-oss")
     assert "reasoning_effort" not in result.stdout.split("think_level", 1)[-1].split("\n")[0]
     said = CliRunner().invoke(cli, ["convert", "--no-check", "--family", "gpt-oss", str(GPT_OSS)])
     assert said.exit_code == 0, said.stderr
-    assert "note:" not in said.stderr
+    assert "family" not in said.stderr
     assert "reasoning_effort == 'max'" in said.stdout
     bad = CliRunner().invoke(cli, ["convert", "--no-check", "--family", "gptos", str(GPT_OSS)])
     assert bad.exit_code == 1 and "unknown family 'gptos'" in bad.stderr
@@ -225,3 +225,14 @@ def test_an_installed_model_with_a_renderer_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["convert", "ollama:gpt-oss:20b", "--models", str(root)])
     assert result.exit_code == 1
     assert "RENDERER 'gpt-oss'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_modelfile_command_prints_the_renderer(tmp_path: Path) -> None:
+    modelfile = tmp_path / "Modelfile"
+    modelfile.write_text("FROM x\nRENDERER qwen3-coder\nTEMPLATE {{ .Prompt }}\n",
+                         encoding="utf-8")
+    result = CliRunner().invoke(cli, ["modelfile", str(modelfile), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["renderer"] == "qwen3-coder"
+    assert "warning: RENDERER 'qwen3-coder': Ollama renders this model with that built-in" \
+        in result.stderr

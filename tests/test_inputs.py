@@ -198,10 +198,10 @@ def test_ollama_model_from_store(store: Path) -> None:
 
 
 def test_ollama_model_without_template_and_with_renderer(store: Path) -> None:
-    source = load_source("ollama:bare", models_dir=store)
-    assert source.template == DEFAULT_TEMPLATE
-    assert any("no template layer" in w for w in source.warnings)
-    assert any("RENDERER 'qwen3-coder'" in w for w in source.warnings)
+    """Ollama renders a model with a RENDERER by built-in Go code: nothing to translate."""
+    with pytest.raises(InputError, match="RENDERER 'qwen3-coder': Ollama renders this model "
+                                         "with its built-in 'qwen3-coder' renderer"):
+        load_source("ollama:bare", models_dir=store)
 
 
 def test_missing_model_is_a_store_error(store: Path) -> None:

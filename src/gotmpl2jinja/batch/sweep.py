@@ -41,6 +41,7 @@ from gotmpl2jinja.ollama import facts
 from gotmpl2jinja.ollama.modelfile import looks_like_modelfile, parse_modelfile
 from gotmpl2jinja.ollama.reference import RenderTimeout
 from gotmpl2jinja.ollama.source import (
+    InputError,
     Source,
     char_column,
     no_such_file,
@@ -164,7 +165,12 @@ def find_inputs(folders: Iterable[str | Path]) -> list[SweepInput]:
                     found.append(SweepInput(label, "Modelfile", None, str(exc)))
                     continue
                 if modelfile.template:  # an empty TEMPLATE sets nothing (`ollama create`)
-                    served = source_from_modelfile(modelfile)
+                    try:
+                        served = source_from_modelfile(modelfile)
+                    except InputError as exc:  # a RENDERER: the template is not what it sees
+                        found.append(SweepInput(label + TEMPLATE_LABEL, "Modelfile", None,
+                                                str(exc)))
+                        continue
                     served.origin = template_origin(text, modelfile, served)
                     found.append(SweepInput(label + TEMPLATE_LABEL, "Modelfile",
                                             served.template, modelfile=served))

@@ -85,7 +85,8 @@ def render(input_spec: str, conversation: str, now: str | None,
         output = renderer.render(source.template, request, now=clock,
                                  function_json=not go_struct_function, server=not template_only,
                                  modelfile_system=source.system,
-                                 modelfile_messages=source.messages or None)
+                                 modelfile_messages=source.messages or None,
+                                 family=source.family.payload() if source.family else None)
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
 
 
@@ -109,13 +110,19 @@ def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -
     if store_flag or source.startswith(OLLAMA_PREFIX):
         model = load_model(source.removeprefix(OLLAMA_PREFIX), store_dir(store))
         fields = {"template": model.template, "system": model.system,
-                  "messages": model.messages, "parameters": model.params, "warnings": []}
+                  "messages": model.messages, "parameters": model.params,
+                  "renderer": model.renderer, "parser": model.parser, "warnings": []}
     else:
         data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
         parsed = parse_modelfile(data, name="<stdin>" if source == "-" else source)
         fields = {"template": parsed.template, "system": parsed.system,
                   "messages": parsed.messages, "parameters": parsed.parameters,
-                  "warnings": parsed.warnings}
+                  "renderer": parsed.renderer, "parser": parsed.parser,
+                  "warnings": list(parsed.warnings)}
+    if fields["renderer"]:
+        fields["warnings"].append(
+            f"RENDERER {fields['renderer']!r}: Ollama renders this model with that built-in Go "
+            "renderer, not with this template (convert, verify and render refuse it)")
     for warning in fields["warnings"]:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
