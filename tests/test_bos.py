@@ -318,3 +318,18 @@ def test_migrate_reports_bos_per_item(tmp_path: Path) -> None:
     assert any("tokenizer facts are not readable" in w for w in items["ollama:opaque:1b"].warnings)
     md = (out / "report.md").read_text()
     assert "- `ollama:opaque:1b`: not decided (no tokenizer facts" in md
+
+
+def test_the_check_holds_the_translation_to_the_bos_rule() -> None:
+    from gotmpl2jinja.verify.check import TranslationDiverged, check_translation
+
+    source = CHATML.read_text()
+    engines = ["jinja2"]
+    checked = check_translation(source, translate(source, bos=ADDS), engines=engines, bos=ADDS)
+    assert checked.ok and checked.compared_on == (
+        "text, with the BOS rule of m.gguf (bos_token '<s>', adds BOS)")
+    with pytest.raises(TranslationDiverged) as info:  # the Jinja without BOS, facts that add it
+        check_translation(source, translate(source), engines=engines, bos=ADDS)
+    first = info.value.result.divergences[0]
+    assert first.go_output is not None
+    assert first.jinja_output == first.go_output  # Go's bare prompt: the rule wants <s> first

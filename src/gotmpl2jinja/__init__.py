@@ -53,11 +53,11 @@ def translate(source: str, name: str = "template", *, check: bool = True,
     translation that renders other bytes. `check=False` is for callers that verify anyway.
     `bos`: the model's tokenizer facts (`ollama.vocab.facts_from_gguf` …): when its tokenizer
     adds BOS, the Jinja writes `bos_token` first, as Hugging Face templates do."""
-    from gotmpl2jinja.emit.translator import translate as _translate
+    from gotmpl2jinja.emit import translate as _translate
 
     jinja = _translate(source, name=name, bos=bos)
     if check:
         from gotmpl2jinja.verify.check import check_translation
 
-        check_translation(source, jinja, name=name)
+        check_translation(source, jinja, name=name, bos=bos)
     return jinja

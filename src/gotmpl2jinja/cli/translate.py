@@ -214,7 +214,7 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         choose_timeout(timeout)
         try:
             checked = check_translation(source.template, jinja, name=source.name,
-                                        render=go_renderer(source))
+                                        render=go_renderer(source), bos=facts)
         except ReferenceRendererError as exc:
             raise ReferenceRendererError(f"cannot check the translation against Ollama's "
                                          f"rendering: {exc} (--no-check skips the check)"

@@ -1,7 +1,8 @@
 """The check `convert` and `translate()` run before handing a translation out: the
 bounded-exhaustive shapes plus random conversations on every available raw engine.
 
-May depend on: `engines`, `errors`, `verify.harness`, `verify.outcomes`.
+May depend on: `engines`, `errors`, `ollama.vocab`, `verify.harness`, `verify.outcomes`,
+`verify.tokens`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ from gotmpl2jinja.errors import (
 )
 from gotmpl2jinja.verify.harness import verify_template
 from gotmpl2jinja.verify.outcomes import GoRenderer, VerifyResult, format_divergence
+from gotmpl2jinja.verify.tokens import HostTokens, TokenLevel
 
 if TYPE_CHECKING:
-    pass
+    from gotmpl2jinja.ollama.vocab import BosFacts
+
+#: The BOS text the check gives the Jinja when the facts have none (`--bos` alone): any text
+#: shows that the Jinja writes bos_token first and nothing else.
+PLACEHOLDER_BOS = "<|bos of the check|>"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,16 +62,30 @@ class TranslationDiverged(TranslationError):
         self.result = result
 
 
+def bos_rule(facts: BosFacts | None) -> TokenLevel | None:
+    """The BOS rule of the facts a translation was made with, as text (the raw engines get
+    `bos_token` and must render BOS text + Ollama's prompt when its tokenizer adds BOS); None
+    when BOS was not decided (the strings themselves are compared)."""
+    if facts is None or facts.adds_bos is None:
+        return None
+    host = HostTokens(bos_token=facts.bos_token or PLACEHOLDER_BOS,
+                      eos_token=facts.eos_token or "", add_bos=facts.adds_bos,
+                      strips=facts.strips, source=facts.source, facts=facts)
+    return TokenLevel(host)
+
+
 def check_translation(go_source: str, jinja_source: str, *, name: str = "template",
                       render: GoRenderer | None = None,
-                      engines: list[str] | None = None) -> VerifyResult:
+                      engines: list[str] | None = None,
+                      bos: BosFacts | None = None) -> VerifyResult:
     """Verify a translation against Go (the exhaustive shapes plus CHECK_CASES random
     conversations, on `engines`, default `check_engines()`); raise TranslationDiverged on any
-    divergence. Returns the result (its `.engines` and `.cases` say what was checked)."""
+    divergence. Returns the result (its `.engines` and `.cases` say what was checked). `bos`:
+    the tokenizer facts the translation was made with (`bos_rule`)."""
     result = verify_template(go_source, jinja_source, cases=CHECK_CASES,
                              exhaustive=CHECK_EXHAUSTIVE,
                              engines=check_engines() if engines is None else engines,
-                             name=name, render=render)
+                             name=name, render=render, tokens=bos_rule(bos))
     if not result.ok:
         raise TranslationDiverged(result, name)
     return result
@@ -74,4 +94,5 @@ def check_translation(go_source: str, jinja_source: str, *, name: str = "templat
 def check_line(result: VerifyResult) -> str:
     """The one line `convert` prints on stderr after a successful check."""
     return (f"checked: renders what Ollama renders on {result.cases} conversations on "
-            f"{', '.join(result.engines)}")
+            f"{', '.join(result.engines)}"
+            + (f"; compared as {result.compared_on}" if result.compared_on else ""))
