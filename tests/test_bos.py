@@ -314,7 +314,8 @@ def test_migrate_reports_bos_per_item(tmp_path: Path) -> None:
         "llama.cpp's default for a 'llama' vocabulary)")
     assert "{{- bos_token }}" in (out / items["ollama:spm:1b"].output).read_text()
     assert items["ollama:opaque:1b"].bos == (
-        "not decided (no tokenizer facts: only an installed model's GGUF gives them here)")
+        "not decided (no tokenizer facts: an installed model's GGUF, or the .gguf a Modelfile's "
+        "FROM names, gives them here)")
     assert any("tokenizer facts are not readable" in w for w in items["ollama:opaque:1b"].warnings)
     md = (out / "report.md").read_text()
     assert "- `ollama:opaque:1b`: not decided (no tokenizer facts" in md
@@ -333,3 +334,33 @@ def test_the_check_holds_the_translation_to_the_bos_rule() -> None:
     first = info.value.result.divergences[0]
     assert first.go_output is not None
     assert first.jinja_output == first.go_output  # Go's bare prompt: the rule wants <s> first
+
+
+def test_a_modelfile_from_a_gguf_gives_its_facts(tmp_path: Path) -> None:
+    from gotmpl2jinja.batch.migrate import migrate
+
+    src = tmp_path / "src"
+    src.mkdir()
+    make_vocab(src / "v.gguf", "llama", bos_id=1)
+    template = CHATML.read_text().replace('"""', "")
+    (src / "Modelfile").write_text(f'FROM ./v.gguf\nTEMPLATE """{template}"""\n')
+    result = run("convert", str(src / "Modelfile"), "--no-check")
+    assert result.exit_code == 0, result.output
+    assert "\n{{- bos_token }}\n" in result.stdout
+    assert "from v.gguf)" in " ".join(result.stdout.split())
+    report = migrate(src, tmp_path / "out", cases=5)
+    (item,) = report.items
+    assert item.bos == ("bos_token written first (v.gguf: tokenizer.ggml.add_bos_token absent: "
+                        "llama.cpp's default for a 'llama' vocabulary)")
+
+
+def test_convert_format_gguf_writes_the_jinja_made_with_that_ggufs_facts(tmp_path: Path) -> None:
+    from gguf import GGUFReader
+
+    vocab = make_vocab(tmp_path / "v.gguf", "gpt2", pre="llama-bpe", bos_id=1)
+    out = tmp_path / "out.gguf"
+    result = run("convert", str(CHATML), "--format", "gguf", "--gguf", str(vocab), "-o", str(out),
+                 "--no-check")
+    assert result.exit_code == 0, result.output
+    template = GGUFReader(out).fields["tokenizer.chat_template"].contents()
+    assert "\n{{- bos_token }}\n" in template

@@ -126,7 +126,8 @@ class Item:
 def bos_note(facts: BosFacts | None) -> str:
     """One item's BOS, as the report says it."""
     if facts is None or facts.adds_bos is None:
-        return "not decided (no tokenizer facts: only an installed model's GGUF gives them here)"
+        return ("not decided (no tokenizer facts: an installed model's GGUF, or the .gguf a "
+                "Modelfile's FROM names, gives them here)")
     if facts.adds_bos:
         return f"bos_token written first ({facts.source}: {facts.rule})"
     return f"no bos_token: Ollama's tokenizer adds none ({facts.source}: {facts.rule})"
@@ -275,8 +276,12 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
     facts: list[BosFacts | None] = [None]
 
     def convert(source: Source) -> str:
+        model_path = source.model_path
+        if model_path is None and planned.path is not None and source.kind == "modelfile":
+            found = ollama_path.gguf_source(planned.path, planned.label, models_dir, True)
+            model_path = found if isinstance(found, Path) else None
         facts[0] = (tokens.host.facts if tokens is not None and tokens.host.facts is not None
-                    else resolve_facts(model_path=source.model_path, warnings=source.warnings,
+                    else resolve_facts(model_path=model_path, warnings=source.warnings,
                                        model=source.name))
         item.bos = bos_note(facts[0])
         return convert_source(source, facts[0])

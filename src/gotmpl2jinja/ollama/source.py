@@ -215,10 +215,22 @@ def source_from_bytes(data: bytes, name: str, *, models_dir: Path | None = None,
             raise
         source = source_from_modelfile(modelfile, models_dir=models_dir)
         source.origin = template_origin(decode_modelfile(data), modelfile, source)
+        if source.model_path is None and name != "<stdin>":
+            source.model_path = from_gguf(Path(name), modelfile)
         if sniffed:
             source.warnings.insert(0, f"{name}: {hint}")
         return source
     return Source(name=name, template=decode_template(data, name), kind="template")
+
+
+def from_gguf(path: Path, mf: Modelfile) -> Path | None:
+    """The .gguf file a Modelfile's FROM names (relative to the Modelfile), when it is there:
+    the model whose tokenizer Ollama will use."""
+    named = mf.from_ or ""
+    if not named.lower().endswith(".gguf"):
+        return None
+    candidate = path.parent / Path(named).expanduser()
+    return candidate if candidate.is_file() else None
 
 
 def _starts_with_from(text: str) -> bool:

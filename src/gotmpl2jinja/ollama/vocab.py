@@ -193,13 +193,15 @@ def resolve_facts(*, gguf: Path | None = None, model_path: Path | None = None,
     (`model_path`, ollama:NAME), else `tokenizer_config`; `bos` (--bos/--no-bos) has the last
     word on adds_bos. A model layer that is not a readable GGUF (an MLX model…) adds a warning
     to `warnings` instead of failing: the flags can still decide. `model` names the model
-    whose layer it is (its blob's name says nothing)."""
+    whose layer it is (a store blob's name says nothing); a Modelfile's FROM file is named."""
     found: BosFacts | None = None
     if gguf is not None:
         found = facts_from_gguf(gguf)
     elif model_path is not None:
         try:
-            found = replace(facts_from_gguf(model_path), source=f"{model}'s GGUF")
+            found = facts_from_gguf(model_path)
+            if model_path.name.startswith("sha256-"):  # a store blob: name the model instead
+                found = replace(found, source=f"{model}'s GGUF")
         except VocabError as exc:
             if warnings is not None:
                 warnings.append(f"the installed model's tokenizer facts are not readable: {exc}")
