@@ -34,7 +34,6 @@ FIXTURES = ROOT / "fixtures"
 SEED = FIXTURES / "seeds" / "002_qwen-style.gotmpl"
 GOLDEN = FIXTURES / "golden" / "002_qwen-style.jinja"
 ENTRIES = FIXTURES / "corpus" / "huggingface__huggingface.js" / "entries"
-LLAMA31 = ENTRIES / "047__library_llama3.1_8b" / "template.gotmpl"
 CHATML = FIXTURES / "corpus" / "ollama" / "template" / "chatml.gotmpl"
 
 TOKENS = ["<unk>", "<s>", "</s>", "hi", "<bos>"]
@@ -212,20 +211,41 @@ def test_a_leading_bos_text_ollama_strips_is_refused() -> None:
     assert (info.value.line, info.value.col) == (1, 1)
 
 
-def test_llama31_renders_bos_then_ollamas_prompt_as_transformers_renders_it() -> None:
+FAMILIES = [  # entry, its vocabulary, Ollama's prompt for CONVERSATION (read off the template)
+    ("047__library_llama3.1_8b", "llama-bpe", "<|begin_of_text|>",
+     "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+     "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+     "<|start_header_id|>assistant<|end_header_id|>\n\n"),
+    ("028__library_gemma3_1b", "gemma-4", "<bos>",
+     "<start_of_turn>user\nBe brief.<end_of_turn>\n"
+     "<start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"),
+    ("058__library_mistral_7b-instruct-fp16", "llama-spm", "<s>", "[INST] Be brief. Hi [/INST]\n"),
+    ("069__library_phi3_3.8b", "phi-3", "<s>",
+     "<|system|>\nBe brief.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\n"),
+    ("078__library_qwen2.5_0.5b", "qwen2", "",  # Qwen's vocabulary adds no BOS
+     "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+     "<|im_start|>assistant\n"),
+]
+CONVERSATION = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+
+
+@pytest.mark.parametrize(("entry", "vocab", "bos", "prompt"), FAMILIES,
+                         ids=[f[1] for f in FAMILIES])
+def test_family_renders_bos_then_ollamas_prompt_as_transformers_renders_it(
+        entry: str, vocab: str, bos: str, prompt: str) -> None:
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    facts = facts_from_gguf(vocab_or_skip("llama-bpe"))
-    jinja = translate(LLAMA31.read_text(), name=LLAMA31.name, bos=facts)
-    conversation = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
-    rendered, _ = render_jinja_template([conversation], chat_template=jinja,
+    from gotmpl2jinja.ollama.reference import render
+
+    facts = facts_from_gguf(vocab_or_skip(vocab))
+    source = (ENTRIES / entry / "template.gotmpl").read_text()
+    assert render(source, {"messages": CONVERSATION}) == prompt  # Go agrees with the reading
+    jinja = translate(source, name="template.gotmpl", bos=facts)
+    rendered, _ = render_jinja_template([CONVERSATION], chat_template=jinja,
                                         add_generation_prompt=True,
                                         bos_token=facts.bos_token, eos_token=facts.eos_token)
-    assert rendered[0] == (
-        "<|begin_of_text|>"  # what Ollama's tokenizer adds before its prompt
-        "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
-        "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
-        "<|start_header_id|>assistant<|end_header_id|>\n\n")
+    assert rendered[0] == bos + prompt  # BOS is what Ollama's tokenizer adds before its prompt
+    assert (jinja == translate(source, name="template.gotmpl")) is (bos == "")
 
 
 # ---------------------------------------------------------------------------------------------
