@@ -30,7 +30,7 @@ from gotmpl2jinja.errors import (
 )
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.ollama.family import NO_STEPS, FamilySteps
-from gotmpl2jinja.ollama.reference import CapabilityRefusal
+from gotmpl2jinja.ollama.reference import NOT_RENDERED, CapabilityRefusal
 
 if TYPE_CHECKING:
     pass
@@ -289,6 +289,15 @@ def address_raised(go: Outcome, jinja: Outcome) -> bool:
     return not go.failed and jinja.raised and ADDRESS in (jinja.error or "")
 
 
+def _refusal_note(refused: str) -> str:
+    """What a divergence says of a request Ollama refuses or does not render."""
+    if refused == NOT_RENDERED:
+        return ("    (Ollama does not render this request: a chat without messages only loads the "
+                "model; go is Execute's answer for it)")
+    return (f"    (Ollama refuses this request: no {refused} capability; go is the request"
+            " rendered as if that option were absent)")
+
+
 def agree(go: Outcome, jinja: Outcome) -> bool:
     """Equal bytes, or Go failing exactly where the template raises. For a request Ollama
     refuses, Go's side is its lenient rendering (unchecked when there is none)."""
@@ -373,8 +382,7 @@ def format_divergence(div: Divergence) -> str:
         f"  divergence on {div.engine} (found by {div.found_by} search, minimal conversation):",
         "    " + json.dumps(div.conversation, ensure_ascii=False),
         *("    " + line for line in div.diff.splitlines()),
-        *([f"    (Ollama refuses this request: no {div.go_refused} capability; go is the request"
-            " rendered as if that option were absent)"] if div.go_refused else []),
+        *([_refusal_note(div.go_refused)] if div.go_refused else []),
         f"    go:    {side(div.go_output, div.go_error)}",
         f"    jinja: {side(div.jinja_output, div.jinja_error)}",
     ])
