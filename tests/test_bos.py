@@ -384,3 +384,12 @@ def test_convert_format_gguf_writes_the_jinja_made_with_that_ggufs_facts(tmp_pat
     assert result.exit_code == 0, result.output
     template = GGUFReader(out).fields["tokenizer.chat_template"].contents()
     assert "\n{{- bos_token }}\n" in template
+
+
+def test_bos_flag_alone_says_so_in_the_header() -> None:
+    result = run("convert", str(CHATML), "--bos", "--no-check")
+    assert result.exit_code == 0
+    assert " ".join(result.stdout.split("#}")[0].split()).endswith(
+        "BOS: bos_token is written first, as Ollama's tokenizer adds the model's BOS before the "
+        "prompt (--bos).")
+    assert "BOS not decided" not in result.stderr

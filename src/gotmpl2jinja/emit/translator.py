@@ -115,9 +115,11 @@ def with_bos(jinja: str, bos: BosFacts) -> str:
     if end < 0:  # no header comment (never so today): BOS still first
         return "{{- bos_token }}" + jinja
     said = bos.bos_token if bos.bos_token is not None else "the model's BOS"
+    why = header_name(bos.rule or "adds BOS")
+    if bos.source != bos.rule:
+        why += f"; from {header_name(bos.source)}"
     note = (f"BOS: bos_token is written first, as Ollama's tokenizer adds {header_name(said)} "
-            f"before the prompt ({header_name(bos.rule or 'adds BOS')}; from "
-            f"{header_name(bos.source)}).")
+            f"before the prompt ({why}).")
     head = jinja[:end].rstrip(" ")
     lines = textwrap.wrap(note, width=88, break_long_words=False, break_on_hyphens=False)
     header = head + "".join(f"\n    {line}" for line in lines) + " #}"
