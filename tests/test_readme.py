@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -21,3 +23,61 @@ def test_the_python_api_example_prints_what_the_readme_shows() -> None:
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout == printed
+
+
+def quick_start() -> list[str]:
+    """The commands of the README's quick start, one per line."""
+    readme = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Quick start"):]
+    found = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert found, "the quick start lost its commands"
+    return found.group(1).splitlines()
+
+
+def test_the_quick_start_is_two_commands_the_second_ci() -> None:
+    commands = quick_start()
+    assert len(commands) == 2 and commands[1] == "bash .ci/run"
+    assert commands[0].endswith("gotmpl2jinja verify --example")
+
+
+def _system_python() -> Path | None:
+    """A Python on this machine that PEP 668 marks externally managed (None if there is none)."""
+    for python in (Path("/usr/bin/python3"), Path("/usr/local/bin/python3")):
+        if not python.is_file():
+            continue
+        stdlib = subprocess.run([str(python), "-c", "import sysconfig; "
+                                 "print(sysconfig.get_path('stdlib'))"],
+                                capture_output=True, text=True).stdout.strip()
+        if stdlib and Path(stdlib, "EXTERNALLY-MANAGED").is_file():
+            return python
+    return None
+
+
+@pytest.mark.parametrize("where", ["system Python", "active venv"])
+def test_the_quick_start_installs_where_pep_668_refuses_a_bare_pip(
+        tmp_path: Path, where: str) -> None:
+    """The first command as written, on a machine whose python3 is the system's (PEP 668) and in
+    an active virtual environment: pip must run inside an environment, never against the
+    system. Offline (no index), so the install itself stops at the build backend; what is
+    checked is where pip ran, not the download (done by hand: README, issue 41)."""
+    system = _system_python()
+    if where == "system Python" and system is None:
+        pytest.skip("no externally managed python3 here")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "pyproject.toml").write_bytes(ROOT.joinpath("pyproject.toml").read_bytes())
+    env = {"HOME": str(tmp_path), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+           "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    if where == "system Python":
+        assert system is not None
+        env["PATH"] = f"{system.parent}:{env['PATH']}"
+    else:
+        venv = Path(sys.prefix)
+        assert venv != Path(sys.base_prefix), "the tests run in a virtual environment"
+        env.update(PATH=f"{venv / 'bin'}:{env['PATH']}", VIRTUAL_ENV=str(venv))
+    first = quick_start()[0].replace(" && gotmpl2jinja verify --example", "")
+    done = subprocess.run(["bash", "-c", first], cwd=checkout, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert "externally-managed-environment" not in done.stderr
+    assert (checkout / ".venv" / "bin" / "python").exists(), done.stderr
+    assert "hatchling" in done.stderr  # pip got as far as the build backend, offline
