@@ -42,7 +42,8 @@ class Verdict:
 def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str], *,
         cases: int = 200, exhaustive: int | None = None, seed: int = 0,
         engines: list[str] | None = None, name: str | None = None,
-        progress: Progress | None = None, tokens: TokenLevel | None = None) -> Verdict:
+        progress: Progress | None = None,
+        tokens: TokenLevel | Callable[[], TokenLevel | None] | None = None) -> Verdict:
     """Read the input, convert it (`emit.preamble.convert_source` for the translation with
     the Modelfile preamble, or the caller's own conversion) and verify the Jinja against Go
     (with the Modelfile rule on the Go side when there is one).
@@ -50,7 +51,8 @@ def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str]
     Reading fails with a Gotmpl2JinjaError (any other exception is a bug and propagates);
     converting and verifying may fail with anything, which the verdict keeps for the caller to
     word — a translator crash must not stop a batch. `name` names the template in the result
-    (default: the Source's name). `tokens`: compare as the hosts tokenize (`--gguf`).
+    (default: the Source's name). `tokens`: compare as the hosts tokenize (`--gguf`), or a
+    function giving that after the conversion (the facts the conversion found).
     """
     verdict = Verdict(label=label)
     try:
@@ -63,6 +65,8 @@ def run(label: str, read: Callable[[], Source], convert: Callable[[Source], str]
     except Exception as exc:  # noqa: BLE001 - the caller words a failed conversion
         verdict.failed, verdict.error = CONVERT, exc
         return verdict
+    if callable(tokens):
+        tokens = tokens()
     try:
         verdict.result = verify_template(
             source.template, verdict.jinja, cases=cases, exhaustive=exhaustive, seed=seed,

@@ -58,6 +58,7 @@ from gotmpl2jinja.ollama.source import (
 )
 from gotmpl2jinja.ollama.store import default_models_dir, list_models, load_model
 from gotmpl2jinja.ollama.vocab import BosFacts, resolve_facts
+from gotmpl2jinja.verify.check import bos_rule
 from gotmpl2jinja.verify.tokens import TokenLevel
 
 VERIFIED = "converted+verified"
@@ -286,8 +287,13 @@ def migrate_item(planned: Planned, out: Path, *, fmt: str, cases: int, seed: int
         item.bos = bos_note(facts[0])
         return convert_source(source, facts[0])
 
+    def compared() -> TokenLevel | None:
+        """--gguf's comparison, else the BOS rule as text with the facts the item's own model
+        gave (its Jinja writes bos_token by them: that is checked too)."""
+        return tokens or bos_rule(facts[0])
+
     ran = driver.run(planned.label, lambda: _read(planned, models_dir), convert=convert,
-                     cases=cases, seed=seed, engines=engines, tokens=tokens)
+                     cases=cases, seed=seed, engines=engines, tokens=compared)
     exc = ran.error
     if ran.failed == driver.READ:  # ModelfileError, InputError, StoreError
         item.reason = str(exc)

@@ -245,10 +245,12 @@ class CppEngine:
         self._proc = None
         return RenderError(f"{self.name}: {why}" + (f": {tail}" if tail else ""))
 
-    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One request and its answer; past the time limit (per render, times the batch) the
-        driver is killed and EngineTimeout raised (the next request starts a new one)."""
-        limit = render_timeout() * max(1, len(request.get("contexts", ())))
+    def _exchange(self, request: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
+        """One request and its answer; past the time limit (per render, times the batch, unless
+        `limit` says) the driver is killed and EngineTimeout raised (the next request starts a
+        new one)."""
+        if limit is None:
+            limit = render_timeout() * max(1, len(request.get("contexts", ())))
         proc = self._start()
         try:
             proc.stdin.write(json.dumps(request, ensure_ascii=False) + "\n")  # type: ignore[union-attr]

@@ -21,13 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gotmpl2jinja.engines.base import EngineError
+from gotmpl2jinja.engines.base import EngineError, EngineTimeout
 from gotmpl2jinja.engines.cpp import build
 from gotmpl2jinja.engines.cpp_engines import CppEngine
 from gotmpl2jinja.errors import Gotmpl2JinjaError, RenderError
 
 #: The recipe of `cpp.build` that builds the tokenizer.
 RECIPE = "tokenizer"
+
+#: Seconds a tokenizer request may take (a vocabulary's first load, a batch of long prompts).
+TOKENIZER_TIMEOUT = 120.0
 
 
 class VocabularyError(Gotmpl2JinjaError):
@@ -75,9 +78,11 @@ class _Driver(CppEngine):
         self.name = "llama.cpp tokenizer"
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request; loading a 262k-token vocabulary takes seconds on a busy machine, so the
+        limit is TOKENIZER_TIMEOUT, not the render limit (a hung driver still ends)."""
         with self._lock:
             self._next_id += 1
-            return self._exchange({"id": self._next_id, **request})
+            return self._exchange({"id": self._next_id, **request}, limit=TOKENIZER_TIMEOUT)
 
 
 _DRIVER: _Driver | None = None
@@ -111,6 +116,9 @@ class Vocabulary:
     def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
             answer = _driver().ask({"gguf": self._key, **request})
+        except EngineTimeout:
+            raise VocabularyError(f"{self.path}: llama.cpp's tokenizer did not answer within "
+                                  f"{TOKENIZER_TIMEOUT:g} s") from None
         except RenderError as exc:  # the driver died on this file
             raise VocabularyError(f"{self.path}: llama.cpp could not read a vocabulary from "
                                   f"it ({exc})") from None

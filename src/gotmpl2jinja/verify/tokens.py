@@ -103,9 +103,11 @@ class TokenLevel:
     def describe(self) -> str:
         """How the comparison is made, for the result."""
         if self.vocab is None:
-            return (f"text, with the BOS rule of {self.host.source or 'the given facts'} "
-                    f"(bos_token {self.host.bos_token!r}, "
-                    f"{'adds' if self.host.add_bos else 'adds no'} BOS)")
+            where = f" ({self.host.source})" if self.host.source else ""
+            if self.host.add_bos:
+                return (f"text with the BOS rule: bos_token {self.host.bos_token!r} first, as "
+                        f"Ollama's tokenizer adds BOS{where}")
+            return f"text with the BOS rule: Ollama's tokenizer adds no BOS{where}"
         return f"token IDs of {self.vocab.path.name} (llama.cpp's tokenizer)"
 
     def texts(self, engine: str, prompt: str, output: str) -> tuple[str, bool, str, bool]:
