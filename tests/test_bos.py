@@ -348,7 +348,7 @@ def test_the_check_holds_the_translation_to_the_bos_rule() -> None:
     engines = ["jinja2"]
     checked = check_translation(source, translate(source, bos=ADDS), engines=engines, bos=ADDS)
     assert checked.ok and checked.compared_on == (
-        "text, with the BOS rule of m.gguf (bos_token '<s>', adds BOS)")
+        "text with the BOS rule: bos_token '<s>' first, as Ollama's tokenizer adds BOS (m.gguf)")
     with pytest.raises(TranslationDiverged) as info:  # the Jinja without BOS, facts that add it
         check_translation(source, translate(source), engines=engines, bos=ADDS)
     first = info.value.result.divergences[0]
