@@ -236,3 +236,19 @@ def test_the_modelfile_command_prints_the_renderer(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["renderer"] == "qwen3-coder"
     assert "warning: RENDERER 'qwen3-coder': Ollama renders this model with that built-in" \
         in result.stderr
+
+
+def test_verify_and_render_take_the_family(tmp_path: Path) -> None:
+    template = tmp_path / "harmony.gotmpl"
+    template.write_text(HARMONY, encoding="utf-8")
+    conversation = tmp_path / "c.json"
+    conversation.write_text(json.dumps({"messages": USER, "think": "max"}), encoding="utf-8")
+    runner = CliRunner()
+    said = runner.invoke(cli, ["render", "--family", "gpt-oss", str(template), str(conversation)])
+    assert said.exit_code == 0, said.stderr
+    assert said.stdout == "<|start|>[user:U]<|end|>|true|high|true"
+    refused = runner.invoke(cli, ["render", str(template), str(conversation)])
+    assert refused.exit_code == 1 and "does not support thinking" in refused.stderr
+    checked = runner.invoke(cli, ["verify", "--family", "gpt-oss", "--cases", "20",
+                                  "--engines", "jinja2", str(template)])
+    assert checked.exit_code == 0, checked.stdout + checked.stderr

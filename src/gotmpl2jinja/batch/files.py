@@ -25,7 +25,13 @@ from gotmpl2jinja.errors import (
     reporting_crash,
 )
 from gotmpl2jinja.ollama.reference import RenderTimeout
-from gotmpl2jinja.ollama.source import Source, jinja_hint, load_source, no_such_file
+from gotmpl2jinja.ollama.source import (
+    Source,
+    apply_family,
+    jinja_hint,
+    load_source,
+    no_such_file,
+)
 from gotmpl2jinja.ollama.vocab import BosFacts
 from gotmpl2jinja.verify.outcomes import Progress, VerifyResult
 from gotmpl2jinja.verify.tokens import TokenLevel
@@ -76,12 +82,14 @@ def verify_file(
     path: Path, *, jinja_path: Path | None = None, cases: int = 200,
     exhaustive: int | None = None, engines: list[str] | None = None, seed: int = 0,
     progress: Progress | None = None, kind: str = "auto", tokens: TokenLevel | None = None,
+    family: str | None = None,
 ) -> FileVerdict:
     """Verify one input file — a Go template, or a Modelfile with its SYSTEM/MESSAGE rule on
     both sides (`inputs.convert_source`'s preamble against Ollama's render with the rule) —
     against `jinja_path`, or against its translation. An unreadable, unparsable or
     untranslatable input is a verdict (its message placed in the file), not a crash; so is a
-    render that runs past the timeout, on Go or an engine. `kind` is `load_source`'s."""
+    render that runs past the timeout, on Go or an engine. `kind` is `load_source`'s;
+    `family` the model's family (`--family`), whose steps both sides take."""
     verdict = FileVerdict(path=str(path))
 
     def convert(source: Source) -> str:
@@ -89,7 +97,14 @@ def verify_file(
             return jinja_path.read_bytes().decode("utf-8")
         return _converted(source, path.stem, tokens.host.facts if tokens else None)
 
-    ran = driver.run(str(path), lambda: load_source(str(path), kind=kind), convert=convert,
+    def read() -> Source:
+        source = load_source(str(path), kind=kind)
+        notice = apply_family(source, family)
+        if notice:
+            source.warnings.append(notice.removeprefix("note: "))
+        return source
+
+    ran = driver.run(str(path), read, convert=convert,
                      cases=cases, exhaustive=exhaustive, engines=engines, seed=seed,
                      name=path.stem, progress=progress, tokens=tokens)
     exc = ran.error
@@ -122,7 +137,8 @@ def _converted(source: Source, name: str, bos: BosFacts | None = None) -> str:
     crash is a sentence (`reporting_crash`)."""
     if source.kind == "modelfile":
         return reporting_crash(lambda: convert_source(source, bos))
-    return reporting_crash(lambda: translate(source.template, name=name, bos=bos))
+    return reporting_crash(lambda: translate(source.template, name=name, bos=bos,
+                                             family=source.family))
 
 
 def summary_line(result: VerifyResult, path: str) -> str:

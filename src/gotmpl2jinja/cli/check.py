@@ -23,6 +23,7 @@ from gotmpl2jinja.cli.common import (
     check_output_target,
     choose_engines,
     engine_options,
+    family_option,
     friendly_errors,
     read_source,
     store_option,
@@ -166,11 +167,12 @@ def compare(
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 @gguf_option
+@family_option
 @friendly_errors
 def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None,
            engines: str | None, require_all_engines: bool, timeout: float,
            jinja_file: str | None, kind: str, as_json: bool, seed: int,
-           gguf: str | None) -> None:
+           gguf: str | None, family: str | None) -> None:
     """Check that Jinja renders byte-for-byte what Ollama renders (exit 0 only if it does).
 
     Each INPUT is a Go template, a Modelfile (verified with its SYSTEM/MESSAGE rule, as
@@ -205,6 +207,7 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
                 path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
                 exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
                 progress=_task_progress(progress, task) if progress else None, tokens=tokens,
+                family=family,
             )
             if verdict.result is not None:
                 verdict.result.skipped = dict(selection.skipped)

@@ -253,3 +253,11 @@ def as_option(func: F) -> F:
         "--as", "kind", type=click.Choice(["auto", "template", "modelfile"]), default="auto",
         show_default=True, help="Read INPUT as a Go template or a Modelfile (auto: by its "
         "name, else by its first line).")(func)
+
+
+def family_option(func: F) -> F:
+    """`--family NAME`: the model's family, whose steps Ollama takes whatever the template."""
+    return click.option(
+        "--family", "family", default=None, metavar="NAME",
+        help="The model's family, for a template or Modelfile whose model Ollama treats by "
+        "family (gpt-oss, qwen3, deepseek-r1); ollama:NAME knows its own.")(func)

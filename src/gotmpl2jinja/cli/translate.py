@@ -20,6 +20,7 @@ from gotmpl2jinja.cli.common import (
     as_option,
     choose_timeout,
     convert_target,
+    family_option,
     friendly_errors,
     go_syntax_placed,
     load_input,
@@ -63,22 +64,28 @@ def parse(input_spec: str, as_json: bool, kind: str, store: str | None) -> None:
               callback=_positive_seconds, help="Seconds the render may take before giving up.")
 @as_option
 @store_option()
+@family_option
 @friendly_errors
 def render(input_spec: str, conversation: str, now: str | None,
            go_struct_function: bool, template_only: bool, timeout: float, kind: str,
-           store: str | None) -> None:
+           store: str | None, family: str | None) -> None:
     """Print exactly what Ollama renders for INPUT and CONVERSATION.json (no added newline).
 
     Its server's steps for the template (an absent think is true on a thinking template; a
     request it refuses for a capability is an error), then Execute. INPUT is read as `convert`
-    reads it: a Go template, or a Modelfile (its TEMPLATE, with its SYSTEM/MESSAGE rule)."""
+    reads it: a Go template, or a Modelfile (its TEMPLATE, with its SYSTEM/MESSAGE rule), with
+    the model's family steps (its config, a PARSER, --family)."""
     import datetime as dt
 
     from gotmpl2jinja.ollama.reference import ReferenceRenderer, read_conversation_text
+    from gotmpl2jinja.ollama.source import apply_family
 
     if input_spec == "-" and conversation == "-":
         raise click.UsageError("INPUT and CONVERSATION cannot both be standard input")
     source = load_input(input_spec, kind, store)
+    notice = apply_family(source, family)
+    if notice:
+        click.echo(notice, err=True)
     request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
     clock = now or dt.datetime.now().astimezone().isoformat()
     with ReferenceRenderer(timeout) as renderer, go_syntax_placed(source):
@@ -154,9 +161,7 @@ def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--no-check", "no_check", is_flag=True,
               help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
-@click.option("--family", "family", default=None, metavar="NAME",
-              help="The model's family, for a template or Modelfile whose model Ollama treats "
-              "by family (gpt-oss, qwen3, deepseek-r1); ollama:NAME knows its own.")
+@family_option
 @timeout_option
 @as_option
 @friendly_errors
