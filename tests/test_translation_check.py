@@ -148,9 +148,9 @@ def test_convert_no_check_says_so() -> None:
         "warning: not checked against Ollama's rendering (--no-check)")
 
 
-def _broken_translation(source, name="template", bos=None):  # noqa: ANN001, ANN202 - translate's shape
+def _broken_translation(source, name="template", **options):  # noqa: ANN001, ANN003, ANN202
     """A translator bug stand-in: the right Jinja with one byte changed."""
-    return translate(source, name=name, bos=bos).replace("<|im_end|>", "<|im_end|]", 1)
+    return translate(source, name=name, **options).replace("<|im_end|>", "<|im_end|]", 1)
 
 
 def test_convert_refuses_a_translation_that_diverges(monkeypatch: pytest.MonkeyPatch,
