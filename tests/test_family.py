@@ -252,3 +252,21 @@ def test_verify_and_render_take_the_family(tmp_path: Path) -> None:
     checked = runner.invoke(cli, ["verify", "--family", "gpt-oss", "--cases", "20",
                                   "--engines", "jinja2", str(template)])
     assert checked.exit_code == 0, checked.stdout + checked.stderr
+
+
+def test_a_modelfile_parser_reaches_both_sides(tmp_path: Path) -> None:
+    """PARSER alone keeps the template (Ollama still renders it) and grants its parser's
+    capabilities: qwen3-thinking's thinking makes an absent think true, on Go and in the Jinja."""
+    modelfile = tmp_path / "Modelfile"
+    modelfile.write_text(f"FROM x.gguf\nPARSER qwen3-thinking\nTEMPLATE \"\"\"{PLAIN}\"\"\"\n",
+                         encoding="utf-8")
+    conversation = tmp_path / "c.json"
+    conversation.write_text(json.dumps({"messages": USER}), encoding="utf-8")
+    runner = CliRunner()
+    rendered = runner.invoke(cli, ["render", str(modelfile), str(conversation)])
+    assert rendered.exit_code == 0, rendered.stderr
+    assert rendered.stdout == "[user:U]|true|medium|true"
+    converted = runner.invoke(cli, ["convert", "--no-bos", str(modelfile)])
+    assert converted.exit_code == 0, converted.stderr
+    assert "checked: renders what Ollama renders" in converted.stderr
+    renders_everywhere(converted.stdout, {"messages": USER}, "[user:U]|true|medium|true")

@@ -41,7 +41,7 @@ PARSER_CAPABILITIES: dict[str, tuple[bool, bool]] = {
     "deepseek3": (True, True), "olmo3": (True, False), "olmo3-think": (False, True),
     "nemotron-3-nano": (True, True), "nemotron-3.5-nano": (True, True),
     "functiongemma": (True, False), "glm-4.7": (True, True), "gemma4": (True, True),
-    "gemma4-no-thinking": (True, False), "glm-ocr": (False, False), "lfm2": (True, False),
+    "gemma4-no-thinking": (True, False), "glm-ocr": (True, False), "lfm2": (True, False),
     "lfm2-thinking": (True, True), "laguna": (True, True), "poolside-v1": (True, True),
     "cohere": (True, True), "glimmer": (True, True),
 }

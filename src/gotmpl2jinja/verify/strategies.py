@@ -8,7 +8,9 @@ Generators of the contract's conversation format (`conversation.py`):
   JSON-schema parameters, tool calls with arguments of every JSON type, thinking, every `think`
   value, trailing assistant prefills, and fill-in-the-middle requests. Hypothesis shrinks a
   failing one towards the empty conversation and empty strings, which is what makes a reported
-  divergence readable.
+  divergence readable. (Ollama renders no prompt for a chat without messages: the reference
+  answers it NotRendered, and the harness holds the Jinja to Execute's answer for it, as a
+  Jinja host renders an empty list; so it stays among the conversations drawn.)
 - `draw_random(rng)` — the same conversations from a seeded `random.Random` (the harness's bulk
   mode, no hypothesis engine per case), with the choices that built them, so that
   `shrink_conversation` hands a diverging one to hypothesis's shrinker.
