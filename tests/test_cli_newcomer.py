@@ -95,6 +95,22 @@ def test_a_missing_file_is_worded_one_way(tmp_path: Path, args: tuple[str, ...])
     no_traceback(result)
 
 
+@pytest.mark.parametrize("args", [
+    ("verify", "{chatml}", "--jinja", "{missing}"),
+    ("convert", "{chatml}", "--tokenizer-config", "{missing}"),
+    ("compare", "--corpus", "{missing}"),
+], ids=lambda a: " ".join(a[:1] + a[2:3]))
+def test_a_missing_file_given_to_an_option_is_worded_the_same(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A bad option value is a usage error (exit 2, checked with the other options before any
+    work), in the same words."""
+    missing = tmp_path / "missing.gotmpl"
+    result = run(*[a.format(missing=missing, chatml=CHATML) for a in args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[-1].endswith(f"': {missing}: no such file or directory")
+    no_traceback(result)
+
+
 def test_render_places_a_go_syntax_error(tmp_path: Path) -> None:
     template = tmp_path / "bad.gotmpl"
     template.write_text("hello\n{{ .Prompt }")

@@ -19,6 +19,7 @@ import click
 
 from gotmpl2jinja.cli.common import (
     EXAMPLE,
+    ExistingPath,
     as_option,
     check_output_target,
     choose_engines,
@@ -68,7 +69,7 @@ def token_lines(result: Any) -> list[str]:
 @click.command()
 @click.argument("ollama_template", required=False)
 @click.argument("reference_jinja", required=False)
-@click.option("--corpus", type=click.Path(exists=True, file_okay=False),
+@click.option("--corpus", type=ExistingPath(file_okay=False),
               help="Compare every entry of a paired corpus folder instead.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="With --corpus: write the Markdown table here (default: stdout).")
@@ -78,9 +79,9 @@ def token_lines(result: Any) -> list[str]:
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated ones.")
 @click.option("--bos", default=None, help="BOS token text passed to the Jinja side.")
 @click.option("--eos", default=None, help="EOS token text passed to the Jinja side.")
-@click.option("--tokenizer-config", type=click.Path(exists=True, dir_okay=False),
+@click.option("--tokenizer-config", type=ExistingPath(dir_okay=False),
               help="Take bos_token/eos_token from this tokenizer_config.json.")
-@click.option("--gguf", type=click.Path(exists=True, dir_okay=False), default=None,
+@click.option("--gguf", type=ExistingPath(dir_okay=False), default=None,
               help="The model's GGUF (or a vocabulary): its BOS text, and BOS before the Go "
               "prompt when its tokenizer adds it, as Ollama feeds the model.")
 @click.option("--engines", default=None,
@@ -161,7 +162,7 @@ def compare(
               help="Also every message-shape sequence up to DEPTH messages.")
 @engine_options
 @timeout_option
-@click.option("--jinja", "jinja_file", default=None, type=click.Path(exists=True, dir_okay=False),
+@click.option("--jinja", "jinja_file", default=None, type=ExistingPath(dir_okay=False),
               help="Compare with this Jinja file instead of the translation (one INPUT).")
 @as_option
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")

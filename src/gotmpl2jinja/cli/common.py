@@ -139,6 +139,23 @@ def go_syntax_placed(source: Source) -> Iterator[None]:
             raise TemplateSyntaxError(match[2], line=int(match[1])) from None
 
 
+class ExistingPath(click.Path):
+    """`click.Path(exists=True)` that says a missing path in the words of every command
+    (`FILE: no such file or directory`); a bad option value, so a usage error (exit 2), checked
+    with the other options before any work."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(exists=True, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        from gotmpl2jinja.ollama.source import no_such_file
+
+        if isinstance(value, str) and value != "-" and not os.path.lexists(value):
+            self.fail(no_such_file(value), param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def read_source(path: str) -> tuple[str, str]:
     """Read a template file (or `-` for standard input) as UTF-8, a leading BOM dropped as
     `convert` and `verify` drop it; returns (display name, text)."""

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from gotmpl2jinja.cli.common import (
+    ExistingPath,
     _positive_seconds,
     as_option,
     choose_timeout,
@@ -147,11 +148,11 @@ def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -
               default="jinja", show_default=True,
               help="jinja: chat_template.jinja; hf: chat_template in tokenizer_config.json; "
               "lmstudio: an LM Studio model config; gguf: a copy of --gguf with the template set.")
-@click.option("--gguf", "gguf_source", type=click.Path(exists=True, dir_okay=False),
+@click.option("--gguf", "gguf_source", type=ExistingPath(dir_okay=False),
               default=None, help="The model's GGUF: its tokenizer decides BOS (every format); "
               "with --format gguf, the file to copy.")
 @click.option("--tokenizer-config", "tokenizer_config",
-              type=click.Path(exists=True, dir_okay=False), default=None,
+              type=ExistingPath(dir_okay=False), default=None,
               help="The model's tokenizer_config.json: its add_bos_token decides BOS.")
 @click.option("--bos/--no-bos", "bos", default=None,
               help="Ollama's tokenizer adds BOS (the Jinja writes bos_token first) or not; "
