@@ -307,24 +307,32 @@ def test_convert_timeout_is_checked_like_verifys(seconds: str) -> None:
 JINJA = "{%- for m in messages %}{{ m.content }}{% endfor %}"
 
 
-@pytest.mark.parametrize("command", ["convert", "parse", "verify", "render"])
-def test_jinja_input_is_said_to_be_jinja(tmp_path: Path, command: str) -> None:
+@pytest.mark.parametrize("command, text", [
+    ("convert", JINJA), ("parse", JINJA), ("verify", JINJA), ("render", JINJA),
+    ("convert", "{{ bos_token }}{{ messages[0]['content'] }}"),
+    ("convert", "{{ message.content }}"),
+    ("convert", "{#- a Jinja comment -#}{{ bos_token }}"),
+])
+def test_jinja_input_is_said_to_be_jinja(tmp_path: Path, command: str, text: str) -> None:
     template = tmp_path / "chat_template.jinja"
-    template.write_text(JINJA)
+    template.write_text(text)
     args = [str(template)]
     if command == "render":
         args.append(str(write_json(tmp_path / "c.json", HELLO)))
     result = run(command, *args)
     assert result.exit_code == 1
     assert f"{template}:1:" in result.output
-    assert ("this looks like a Jinja template (it has {% … %} tags): gotmpl2jinja reads "
-            "Ollama's Go templates") in result.output
+    assert ("this looks like a Jinja template (it has Jinja's {% … %} tags or syntax): "
+            "gotmpl2jinja takes Ollama's Go templates") in result.output
     no_traceback(result)
 
 
-def test_a_go_syntax_error_without_jinja_tags_has_no_jinja_hint(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["{{ if .Messages }}", "{{ .Messages.content }",
+                                  "{{ $m.Content }}", "{{ json .Tools }"])
+def test_a_go_syntax_error_without_jinja_syntax_has_no_jinja_hint(tmp_path: Path,
+                                                                  text: str) -> None:
     template = tmp_path / "bad.gotmpl"
-    template.write_text("{{ if .Messages }}")
+    template.write_text(text)
     result = run("convert", str(template))
     assert result.exit_code == 1 and "Jinja" not in result.stderr
 

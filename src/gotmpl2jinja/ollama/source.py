@@ -127,9 +127,15 @@ def blank_template_warning(name: str, template: str) -> str | None:
     return None
 
 
+#: Jinja-only syntax: a statement or comment tag, or an action that starts with a bare name
+#: followed by an attribute or a subscript (`{{ message.content }}`, `{{ messages[0] }}`: Go
+#: reaches fields from a dot or a variable, never from a name).
+_JINJA = re.compile(r"\{%|\{#|\{\{-?\s*[A-Za-z_]\w*(?:\.[A-Za-z_]|\[)")
+
+
 def looks_like_jinja(template: str) -> bool:
-    """Jinja's statement tags: Go's text/template has no `{%`, Jinja chat templates all do."""
-    return "{%" in template
+    """Whether the text has syntax only Jinja has (asked only of a text Go cannot parse)."""
+    return _JINJA.search(template) is not None
 
 
 def jinja_hint(exc: Gotmpl2JinjaError, template: str) -> None:
@@ -140,8 +146,9 @@ def jinja_hint(exc: Gotmpl2JinjaError, template: str) -> None:
         exc.message += JINJA_HINT
 
 
-JINJA_HINT = ("; this looks like a Jinja template (it has {% … %} tags): gotmpl2jinja reads "
-              "Ollama's Go templates (a Modelfile's TEMPLATE) and writes the Jinja")
+JINJA_HINT = ("; this looks like a Jinja template (it has Jinja's {% … %} tags or syntax): "
+              "gotmpl2jinja takes Ollama's Go templates (a Modelfile's TEMPLATE) and writes "
+              "the Jinja")
 
 
 def char_column(text: str, line: int, col: int | None) -> int | None:
