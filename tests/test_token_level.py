@@ -189,3 +189,24 @@ def test_every_selected_engine_has_a_host_convention() -> None:
         assert convention(name) in ("transformers/vLLM", "llama-server")
     assert convention("llamacpp-server") == convention("minja-server") == "llama-server"
     assert convention("jinja2") == convention("llamacpp") == "transformers/vLLM"
+
+
+def test_sweep_and_migrate_take_gguf(tmp_path: Path) -> None:
+    """sweep --gguf and migrate --gguf translate with the GGUF's facts and compare tokens."""
+    path = shipped_vocab("llama-bpe")
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    go = (ENTRIES / "047__library_llama3.1_8b" / "template.gotmpl").read_text(encoding="utf-8")
+    (folder / "llama31.gotmpl").write_text(go, encoding="utf-8")
+    runner = CliRunner()
+    swept = runner.invoke(cli, ["sweep", str(folder), "--cases", "10", "--exhaustive", "0",
+                                "--engines", "jinja2,llamacpp-server", "--gguf", str(path),
+                                "--json"])
+    assert swept.exit_code == 0, swept.output
+    assert '"equivalent"' in swept.output
+    out = tmp_path / "out"
+    migrated = runner.invoke(cli, ["migrate", str(folder), str(out), "--cases", "10",
+                                   "--engines", "jinja2,llamacpp-server", "--gguf", str(path)])
+    assert migrated.exit_code == 0, migrated.output
+    written = next(out.rglob("*.jinja")).read_text(encoding="utf-8")
+    assert "\n{{- bos_token }}" in written

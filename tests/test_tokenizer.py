@@ -131,3 +131,31 @@ def test_vocabularies_are_copied_from_the_sdist_beside_the_driver() -> None:
     assert path.parent == build.engine_dir("tokenizer")
     for name in FAMILIES:
         assert shipped_vocab(name).is_file()
+
+
+def test_engines_lists_and_installs_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`engines` lists it; `engines install tokenizer` builds it (here: finds it built), and
+    `engines install` with no names runs its setup too."""
+    from click.testing import CliRunner
+
+    from gotmpl2jinja.cli.main import cli
+    from gotmpl2jinja.engines import registry
+
+    shipped_vocab("llama-bpe")
+    runner = CliRunner()
+    listing = runner.invoke(cli, ["engines"])
+    assert any(line.startswith("tokenizer") and "available" in line
+               for line in listing.output.splitlines())
+    installed = runner.invoke(cli, ["engines", "install", "tokenizer"])
+    assert installed.exit_code == 0 and "tokenizer: available" in installed.output
+    ran: list[str] = []
+    for name, spec in registry.ENGINES.items():  # every other setup step: not run here
+        if spec.setup is not None:
+            monkeypatch.setitem(registry.ENGINES, name, registry.EngineSpec(
+                name, spec.factory, spec.probe, lambda _p, n=name: ran.append(n),
+                spec.description, spec.tags))
+    tool = registry.TOOLS["tokenizer"]
+    monkeypatch.setitem(registry.TOOLS, "tokenizer", registry.ToolSpec(
+        "tokenizer", tool.probe, lambda _p: ran.append("tokenizer"), tool.description))
+    states, failed = registry.setup_engines(None, lambda _line: None)
+    assert "tokenizer" in ran and states["tokenizer"] is None and not failed
