@@ -101,18 +101,45 @@ def test_tools_are_passed_unchanged_and_only_when_present() -> None:
 
 
 @pytest.mark.parametrize(
-    ("messages", "expected"),
+    "messages",
+    [[], [{"role": "user", "content": "q"}], [{"role": "tool", "content": "r"}],
+     [{"role": "user", "content": "q"}, {"role": "assistant", "content": "pre"}]],
+)
+def test_ollamas_prompt_is_asked_with_add_generation_prompt(
+    messages: list[dict[str, str]]
+) -> None:
+    # Ollama's prompt is a generation prompt, its prefill (a final assistant turn left open)
+    # too: add_generation_prompt false now asks for the closed rendering (verify.closed)
+    assert jinja_context(validate({"messages": messages}))["add_generation_prompt"] is True
+
+
+def test_host_flags_are_passed_as_the_host_gives_them() -> None:
+    finished = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
+    closed = jinja_context(validate({"messages": finished, "add_generation_prompt": False}))
+    assert closed["add_generation_prompt"] is False
+    assert "continue_final_message" not in closed
+    prefill = jinja_context(validate({"messages": finished, "continue_final_message": True}))
+    # every engine but transformers' own prefill renders Ollama's prompt for a prefill
+    assert prefill["add_generation_prompt"] is True
+    assert prefill["continue_final_message"] is True
+
+
+@pytest.mark.parametrize(
+    ("conv", "message"),
     [
-        ([], True),
-        ([{"role": "user", "content": "q"}], True),
-        ([{"role": "tool", "content": "r"}], True),
-        ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "pre"}], False),
+        ({"messages": [], "add_generation_prompt": "no"}, "must be true or false"),
+        ({"messages": [], "continue_final_message": True}, "continues a final assistant"),
+        ({"messages": [{"role": "user", "content": "q"}], "continue_final_message": True},
+         "continues a final assistant"),
+        ({"messages": [{"role": "assistant", "content": "a"}], "continue_final_message": True,
+          "add_generation_prompt": True}, "without add_generation_prompt"),
+        ({"prompt": "a", "suffix": "b", "add_generation_prompt": False}, "no host flags"),
     ],
 )
-def test_add_generation_prompt_unless_the_last_message_is_assistant(
-    messages: list[dict[str, str]], expected: bool
-) -> None:
-    assert jinja_context(validate({"messages": messages}))["add_generation_prompt"] is expected
+def test_host_flags_refused_outside_their_meaning(conv: dict[str, object], message: str
+                                                  ) -> None:
+    with pytest.raises(ConversationError, match=message):
+        validate(conv)
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,11 @@ class Pair:
     def _render_jinja(self, conversation: Conversation) -> Rendering:
         """transformers' rendering; its `{% generation %}` block renders its body unchanged."""
         context = dict(jinja_context(conversation))
+        messages = context.get("messages") or []
+        if messages and messages[-1]["role"] == "assistant":
+            # Ollama's request ends with the assistant: the model's own template is asked
+            # without a generation prompt (a Hugging Face host's call for that conversation)
+            context["add_generation_prompt"] = False
         context["bos_token"] = self.bos
         context["eos_token"] = self.eos
         try:

@@ -88,11 +88,15 @@ def token_lines(result: Any) -> list[str]:
               help="Render the model's Jinja on these engines, one report each (default: "
               "jinja2, as transformers renders it; not with --corpus).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option("--training", is_flag=True,
+              help="With --corpus: how many pairs agree on a finished conversation's closed "
+              "final turn (add_generation_prompt=False, as training data is formatted).")
 @friendly_errors
 def compare(
     ollama_template: str | None, reference_jinja: str | None, corpus: str | None,
     output: str | None, force: bool, cases: int, seed: int, bos: str | None, eos: str | None,
     tokenizer_config: str | None, gguf: str | None, engines: str | None, as_json: bool,
+    training: bool,
 ) -> None:
     """Show where an Ollama template drifts from the model's own Jinja template (exit 1 if so).
 
@@ -108,15 +112,25 @@ def compare(
         if engines is not None:
             raise click.UsageError("--engines is for two templates; --corpus renders on jinja2")
         target = check_output_target(output, force) if output else None
-        results = drift.compare_corpus(Path(corpus), cases, seed, drift.stderr_progress)
-        text = (json.dumps(drift.corpus_json(results), ensure_ascii=False, indent=1) + "\n"
-                if as_json else drift.markdown_table(results, cases, seed))
+        if training:
+            from gotmpl2jinja.batch import compare_training
+
+            rows = compare_training.compare_training(Path(corpus), drift.stderr_progress)
+            command = " ".join(["gotmpl2jinja compare --corpus", corpus, "--training",
+                                *(["-o", output] if output else [])])
+            text = compare_training.training_markdown(rows, command)
+        else:
+            results = drift.compare_corpus(Path(corpus), cases, seed, drift.stderr_progress)
+            text = (json.dumps(drift.corpus_json(results), ensure_ascii=False, indent=1) + "\n"
+                    if as_json else drift.markdown_table(results, cases, seed))
         if target is not None:
             write_text_output(text, target, force)
             click.echo(f"wrote {target}", err=True)
         else:
             click.echo(text, nl=False)
         return
+    if training:
+        raise click.UsageError("--training is for --corpus")
     if output:
         raise click.UsageError("-o is for --corpus; the comparison of two templates prints")
     if not ollama_template or not reference_jinja:

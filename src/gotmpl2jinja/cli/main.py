@@ -1,4 +1,4 @@
-"""The command line: `gotmpl2jinja parse|render|convert|verify|migrate|compare|sweep|engines`.
+"""The command line: `gotmpl2jinja parse|render|convert|verify|migrate|compare|sweep|engines|flags`.
 
 Each command is thin: it reads inputs, calls one stage's API and prints. Every error this
 package raises on purpose is printed as `FILE:LINE:COL: message` (or a plain sentence) and the
@@ -11,7 +11,8 @@ The group is defined here; its commands live in modules by theme (`cli.translate
 `cli.check`, `cli.setup`) and are added to it below, so that no command module imports this
 one. Imports inside the commands are deferred for start-up time.
 
-May depend on: cli.check, cli.setup, cli.translate (and through them cli.common), lifetime.
+May depend on: cli.check, cli.flags, cli.setup, cli.translate (and through them cli.common),
+lifetime.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import click
 
 from gotmpl2jinja.cli.check import compare, coverage, migrate, sweep, verify
+from gotmpl2jinja.cli.flags import flags
 from gotmpl2jinja.cli.setup import engines
 from gotmpl2jinja.cli.translate import convert, modelfile, parse, render, runtime
 
@@ -46,7 +48,7 @@ def cli() -> None:
 
 # in the order the commands were defined (`--help` lists them by name)
 for _command in (parse, compare, render, modelfile, verify, convert, migrate, runtime, sweep,
-                 coverage, engines):
+                 coverage, engines, flags):
     cli.add_command(_command)
 
 

@@ -9,7 +9,9 @@ verify).
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +212,9 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         jinja, problems = collect_warnings(lambda: convert_source(source, facts))
     for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
         click.echo(f"warning: {problem}", err=True)
+    unhonoured = flags_note(source.template, source.locate)
+    if unhonoured is not None:
+        click.echo(f"{source.name}:{unhonoured}", err=True)
     if no_check:
         click.echo("warning: not checked against Ollama's rendering (--no-check)", err=True)
     else:
@@ -234,6 +239,25 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     written = write_output(jinja, fmt, target, force=force, stop=source.stop,
                            gguf_source=Path(gguf_source) if gguf_source else None, bos=facts)
     click.echo(f"wrote {written}", err=True)
+
+
+def flags_note(template: str, locate: Callable[[int, int], tuple[int, int | None]]
+               ) -> str | None:
+    """The line `convert` prints (after the input's name) where the translation cannot honour a
+    host's add_generation_prompt (`emit.generation`): where in the input and why; else None."""
+    from gotmpl2jinja.emit.generation import honoured
+    from gotmpl2jinja.syntax.parser import parse
+
+    reason = honoured(parse(template))
+    if reason is None:
+        return None
+    note = ("note: this template's generation prompt cannot be turned off "
+            "(add_generation_prompt is ignored and a final turn stays open): ")
+    where = re.match(r"(\d+):(\d+): (.*)", reason, re.S)
+    if where is None:
+        return f" {note}{reason}"
+    line, col = locate(int(where.group(1)), int(where.group(2)))
+    return f"{line}:{col}: {note}{where.group(3)}"
 
 
 @click.command()

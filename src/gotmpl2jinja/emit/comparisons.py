@@ -87,6 +87,17 @@ class Comparisons:
             return const_expr(bool(result))
         if a.revindex and op in ("==", ">") and b.const == 1:
             loop = next(loop for loop in self.loops if loop.ident == a.loop)
+            if op == "==" and self.chat is not None and loop.node is self.chat.node:
+                # the chat loop's last message is last only for a generation prompt: without
+                # one it is rendered as one another message follows (emit.generation)
+                last = "loop.last" if loop.size is None else f"{loop.index} + 1 == {loop.size}"
+                return Expr(f"{last} and add_generation_prompt", GoType.BOOL, AND,
+                            stable=True, loop=a.loop)
+            if op == ">" and self.chat is not None and loop.node is self.chat.node \
+                    and id(node) in self.chat.not_last_tests:
+                last = "loop.last" if loop.size is None else f"{loop.index} + 1 == {loop.size}"
+                return Expr(f"not ({last} and add_generation_prompt)", GoType.BOOL, NOT,
+                            stable=True, loop=a.loop)
             if loop.size is None:
                 return Expr("loop.last" if op == "==" else "not loop.last", GoType.BOOL,
                             ATOM if op == "==" else NOT, stable=True, loop=a.loop)

@@ -34,6 +34,7 @@ from gotmpl2jinja.emit import family, runtime
 from gotmpl2jinja.emit.collate import Collating, system_join
 from gotmpl2jinja.emit.comparisons import Comparisons
 from gotmpl2jinja.emit.expressions import Expressions
+from gotmpl2jinja.emit.generation import ChatLoop, prints
 from gotmpl2jinja.emit.knowledge import Knowledge
 from gotmpl2jinja.emit.loops import BreakFlag, Loop, RestoreDot
 from gotmpl2jinja.emit.paths import PATH_NEUTRAL_FIELDS, fim_branch, header_name
@@ -90,6 +91,9 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
     outer_dots: dict[int, tuple[Expr, set[str]]] = field(default_factory=dict)
     #: Placeholders (refusals anywhere else) that become their code where they are printed.
     printable: dict[str, str] = field(default_factory=dict)
+    #: The chat loop whose "last" facts and trailing output hold under add_generation_prompt
+    #: (`emit.generation`); None where the flags are not honoured.
+    chat: ChatLoop | None = None
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -201,8 +205,24 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
     # --- statements -------------------------------------------------------------------------
 
     def emit_list(self, lst: nodes.ListNode) -> None:
-        for node in lst.nodes:
+        chat = self.chat
+        for at, node in enumerate(lst.nodes):
             self.emit_node(node)
+            if chat is not None and id(node) in chat.path and self.mode == "messages" \
+                    and any(prints(after) for after in lst.nodes[at + 1:]):
+                self.generation_prompt(nodes.ListNode(nodes=lst.nodes[at + 1:]))
+                return
+
+    def generation_prompt(self, after: nodes.ListNode) -> None:
+        """What the template prints after its chat loop: the generation prompt's part, printed
+        under add_generation_prompt only (`emit.generation`)."""
+        self.flush()
+        self.line("{%- if add_generation_prompt %}")
+        self.depth += 1
+        self.emit_list(after)
+        self.flush()
+        self.depth -= 1
+        self.line("{%- endif %}")
 
     def emit_node(self, node: nodes.Node) -> None:
         if isinstance(node, nodes.TextNode):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gotmpl2jinja.analysis import analyze
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.family import translating_for
+from gotmpl2jinja.emit.generation import ChatLoop, chat_loop
 from gotmpl2jinja.emit.legacy import translate_legacy
 from gotmpl2jinja.emit.paths import header_name
 from gotmpl2jinja.emit.values import Retype, retype_refusal
@@ -76,10 +77,12 @@ def _emit(template: nodes.Template) -> str:
     if not uses_messages(template):  # the per-turn path (ollama-semantics.md §9)
         return translate_legacy(template, template.name)
     analysis = analyze(template)
+    found = chat_loop(template)
+    chat = found if isinstance(found, ChatLoop) else None
     last: Retype | None = None
     for _ in range(8):
         try:
-            return Emitter(template, analysis).run()
+            return Emitter(template, analysis, chat=chat).run()
         except Retype as retype:
             last = retype
             if analysis.mixed.get(retype.var_id) == retype.types:  # no progress: give up here

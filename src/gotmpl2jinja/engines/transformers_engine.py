@@ -3,8 +3,10 @@
 `engines.Jinja2Engine` configures jinja2 the way transformers does; this engine is transformers
 itself: `transformers.utils.chat_template_utils.render_jinja_template`, the function behind
 `tokenizer.apply_chat_template(..., tokenize=False)`, given the contract's variables as
-`apply_chat_template` passes them (messages, tools, add_generation_prompt, and the rest as
-template kwargs). Only the clock is pinned: its `strftime_now` reads `datetime.now()` of that
+`apply_chat_template` passes them (messages, tools, add_generation_prompt as the caller gave it,
+and the rest as template kwargs); a context with `continue_final_message` (the harness's prefill
+call) is rendered through transformers' own prefill: the final turn rendered closed, marked and
+cut after its content. Only the clock is pinned: its `strftime_now` reads `datetime.now()` of that
 module, which is answered from the render's `now` while it runs. Available where transformers
 is installed (a test extra; torch is not needed).
 
@@ -40,6 +42,9 @@ class TransformersEngine:
     """Renders through transformers' `render_jinja_template`, clock pinned."""
 
     name = "transformers"
+    #: its prefill is its own (`continue_final_message`): the harness asks Go which prefills
+    #: that mechanism can give Ollama's bytes for (`verify.closed.prefill_cut`)
+    cuts_prefill = True
 
     def __init__(self, now: dt.datetime | None = None) -> None:
         import os
@@ -56,12 +61,17 @@ class TransformersEngine:
 
     def render(self, template: str, context: dict[str, Any], *,
                now: dt.datetime | None = None) -> str:
-        """What `apply_chat_template(messages, tools=…, add_generation_prompt=…, **kwargs,
-        tokenize=False)` returns for this context."""
+        """What `apply_chat_template(messages, tools=…, add_generation_prompt=…,
+        continue_final_message=…, **kwargs, tokenize=False)` returns for this context."""
         module = self._module
         when = now or self.now
         kwargs = {k: v for k, v in context.items()
-                  if k not in ("messages", "tools", "add_generation_prompt")}
+                  if k not in ("messages", "tools", "add_generation_prompt",
+                               "continue_final_message")}
+        prefill = bool(context.get("continue_final_message", False))
+        # a prefill is transformers' own: the final turn rendered closed (apply_chat_template
+        # refuses add_generation_prompt with it) and the text cut after the final content
+        generation = False if prefill else context.get("add_generation_prompt", False)
         pinned = _pinned_datetime(when)
         with self._lock:
             real = module.datetime
@@ -72,8 +82,8 @@ class TransformersEngine:
                     result = module.render_jinja_template(
                         conversations=[context.get("messages", [])],
                         tools=context.get("tools"), chat_template=template,
-                        add_generation_prompt=bool(context.get("add_generation_prompt", False)),
-                        **kwargs)
+                        add_generation_prompt=generation,
+                        continue_final_message=prefill, **kwargs)
             except Deadline:
                 raise timed_out(self.name, limit) from None
             except self._syntax_error as exc:

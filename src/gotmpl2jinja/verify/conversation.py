@@ -27,7 +27,8 @@ GO_INT_MIN, GO_INT_MAX = -(2 ** 63), 2 ** 63 - 1
 #: JSON number as a double, and the runtime's digit arithmetic goes through `/`.
 SAFE_INT = 2 ** 53 - 1
 
-_TOP_KEYS = ("messages", "tools", "think", "prompt", "suffix")
+_TOP_KEYS = ("messages", "tools", "think", "prompt", "suffix", "add_generation_prompt",
+             "continue_final_message")
 _MESSAGE_KEYS = ("role", "content", "thinking", "tool_calls", "tool_name", "tool_call_id")
 _STRING_MESSAGE_KEYS = ("content", "thinking", "tool_name", "tool_call_id")
 
@@ -335,6 +336,7 @@ def validate(conv: Any) -> dict[str, Any]:
         if not (isinstance(think, bool) or think in THINK_LEVELS):
             raise _fail("think", f"must be true, false or one of {', '.join(THINK_LEVELS)}, "
                                  f"not {think!r}")
+    _check_host_flags(conv)
     if is_fim(conv):
         for key in ("prompt", "suffix"):
             if not isinstance(conv[key], str) or conv[key] == "":
@@ -353,6 +355,24 @@ def validate(conv: Any) -> dict[str, Any]:
     if "tools" in conv:
         _check_tools(conv["tools"])
     return conv
+
+
+def _check_host_flags(conv: dict[str, Any]) -> None:
+    """The host's flags (never seen by Go): booleans; a prefill (`continue_final_message`)
+    continues a final assistant message and asks for no generation prompt."""
+    for key in ("add_generation_prompt", "continue_final_message"):
+        if key in conv and not isinstance(conv[key], bool):
+            raise _fail(key, f"must be true or false, not {_kind(conv[key])}")
+    if conv.get("continue_final_message"):
+        messages = conv.get("messages")
+        if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict) \
+                or messages[-1].get("role") != "assistant" or conv.get("add_generation_prompt"):
+            raise _fail("continue_final_message", "continues a final assistant message, "
+                        "without add_generation_prompt")
+    if (is_fim(conv) or "prompt" in conv) and any(k in conv for k in
+                                                  ("add_generation_prompt",
+                                                   "continue_final_message")):
+        raise _fail("", "a fill-in-the-middle request takes no host flags")
 
 
 def is_fim(conv: dict[str, Any]) -> bool:
@@ -407,7 +427,14 @@ def jinja_context(conv: dict[str, Any]) -> dict[str, Any]:
         context["messages"] = messages
         if "tools" in conv:
             context["tools"] = copy.deepcopy(conv["tools"])
-        context["add_generation_prompt"] = not messages or messages[-1]["role"] != "assistant"
+        # Ollama's prompt is a generation prompt, also where it leaves a final assistant turn
+        # open (its prefill); a host's explicit flag asks for the closed rendering instead. A
+        # prefill is Ollama's prompt: transformers' engine asks for it its own way (the final
+        # turn rendered closed and cut after the content), the others as Ollama's prompt.
+        context["add_generation_prompt"] = conv.get("add_generation_prompt", True)
+        if conv.get("continue_final_message"):
+            context["add_generation_prompt"] = True
+            context["continue_final_message"] = True
     if "think" in conv:
         think = conv["think"]
         context["enable_thinking"] = think is not False

@@ -14,8 +14,8 @@ renders a whole batch per request, and every case is still compared byte for byt
 engine; only a divergence goes to hypothesis, which replays its choices and shrinks it with
 single renders.
 
-May depend on: `emit`, `engines`, `errors`, `verify.conversation`, `verify.outcomes`,
-`verify.strategies`.
+May depend on: `emit`, `engines`, `errors`, `verify.closed`, `verify.conversation`,
+`verify.outcomes`, `verify.strategies`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ from gotmpl2jinja.errors import (
     RenderError,
     reporting_crash,
 )
+from gotmpl2jinja.verify.closed import (
+    PREFILL_PAST_CONTENT,
+    go_case,
+    host_call,
+    prefill_cut,
+    tagged,
+)
 from gotmpl2jinja.verify.conversation import jinja_context, validate
 from gotmpl2jinja.verify.exhaustive import exhaustive_conversations
 from gotmpl2jinja.verify.outcomes import (
@@ -58,6 +65,7 @@ from gotmpl2jinja.verify.outcomes import (
     VerifyResult,
     address_raised,
     agree,
+    closed_outcome,
     describe_diff,
     go_outcome,
     jinja_outcome,
@@ -75,7 +83,6 @@ from gotmpl2jinja.verify.tokens import TokenLevel, unknown_specials
 
 # ---------------------------------------------------------------------------------------------
 # The harness
-
 
 #: Cases per batch: small at first (a broken translation diverges at once), doubling up to the
 #: largest (one JSON line of a few hundred KiB each way).
@@ -144,7 +151,7 @@ class _Checker:
         can tell from text, while Go allocates the messages anew on every render."""
         key = json.dumps(conv, sort_keys=True)
         if key not in self._address_dependent:
-            again = go_outcome(self.render, self.go_source, conv, self.now, self.lenient)
+            again = self.go_single(conv)
             self._address_dependent[key] = (again.output is not None
                                             and again.output != go.output)
         return self._address_dependent[key]
@@ -152,7 +159,7 @@ class _Checker:
     def outcomes(self, conv: dict[str, Any], engines: Iterable[Engine]
                  ) -> tuple[Outcome, dict[str, Outcome]]:
         """One case, rendered singly (shrinking and reports)."""
-        go = go_outcome(self.render, self.go_source, conv, self.now, self.lenient)
+        go = self.go_single(conv)
         context = self.context(conv)
         return go, {e.name: jinja_outcome(e, self.jinja_source, context, self.now)
                     for e in engines}
@@ -170,6 +177,7 @@ class _Checker:
                  for e in engines}
         wanted = {name: [i for i, kind in enumerate(found) if kind is None]
                   for name, found in kinds.items()}
+        cutting = [e for e in engines if getattr(e, "cuts_prefill", False)]
 
         def rendered(engine: Engine) -> list[str | RenderError]:
             return render_many(engine, self.jinja_source,
@@ -181,6 +189,13 @@ class _Checker:
                   for e in engines if getattr(e, "out_of_process", False)}
         try:
             go_outcomes = self._go_outcomes(convs)
+            if cutting:  # in-process engines: their scope may wait for Go's outcomes
+                past = self.prefill_scope(convs, go_outcomes)
+                for engine in cutting:
+                    kinds[engine.name] = [kind or past[i]
+                                          for i, kind in enumerate(kinds[engine.name])]
+                    wanted[engine.name] = [i for i, kind in enumerate(kinds[engine.name])
+                                           if kind is None]
             local = {e.name: rendered(e) for e in engines if e.name not in remote}
         finally:  # an engine process is never given a second batch while one is in flight
             wait(remote.values())
@@ -199,16 +214,59 @@ class _Checker:
         return [(go_outcomes[i], {name: items[i] for name, items in jinja.items()})
                 for i in range(len(convs))]
 
+    def prefill_scope(self, convs: list[dict[str, Any]], go: list[Outcome]
+                      ) -> list[str | None]:
+        """Per case, PREFILL_PAST_CONTENT where the case is a host's prefill that transformers'
+        mechanism (the final content tagged, the turn rendered closed, the text cut at the
+        tag) cannot give Ollama's bytes for, as Go itself shows: Go's closed rendering of the
+        tagged conversation, cut there, is not Go's prompt. Else None."""
+        at = [i for i, conv in enumerate(convs) if host_call(conv) == "continue"]
+        found: list[str | None] = [None] * len(convs)
+        if not at:
+            return found
+        again = self._go_outcomes([{**tagged(convs[i]), "add_generation_prompt": False}
+                                   for i in at])
+        for i, item in zip(at, again, strict=True):
+            cut = prefill_cut(item.output) if item.output is not None else None
+            if cut is None or cut != go[i].output:
+                found[i] = PREFILL_PAST_CONTENT
+        return found
+
+    def scope(self, engine: Engine, conv: dict[str, Any], go: Outcome) -> str | None:
+        """The out-of-scope kind of one case on `engine` (single renders)."""
+        kind = out_of_scope(engine, conv, self.jinja_source)
+        if kind is None and getattr(engine, "cuts_prefill", False):
+            kind = self.prefill_scope([conv], [go])[0]
+        return kind
+
+    def go_single(self, conv: dict[str, Any]) -> Outcome:
+        """Go's outcome of one case, for the host's call it carries (`verify.closed`)."""
+        source, plain, cut = go_case(self.go_source, conv)
+        return closed_outcome(go_outcome(self.render, source, plain, self.now, self.lenient),
+                              cut)
+
     def _go_outcomes(self, convs: list[dict[str, Any]]) -> list[Outcome]:
+        """Go's outcome of each case for the host's call it carries: Ollama's prompt, or the
+        closed rendering (`verify.closed`), one batch per Go source."""
+        cases = [go_case(self.go_source, conv) for conv in convs]
+        outcomes: list[Outcome | None] = [None] * len(convs)
+        for source in dict.fromkeys(case[0] for case in cases):
+            at = [i for i, case in enumerate(cases) if case[0] == source]
+            found = self._go_batch(source, [cases[i][1] for i in at])
+            for i, item in zip(at, found, strict=True):
+                outcomes[i] = closed_outcome(item, cases[i][2])
+        return [item for item in outcomes if item is not None]
+
+    def _go_batch(self, source: str, convs: list[dict[str, Any]]) -> list[Outcome]:
         """Go's outcome of each case (a request Ollama refuses re-rendered without the refused
         option, as the contract compares it)."""
-        go = self.render_batch(self.go_source, convs, self.now)
+        go = self.render_batch(source, convs, self.now)
         if len(go) != len(convs):
             raise ReferenceRendererError("the Go side answered a batch of the wrong size")
         go_outcomes = [outcome_of(item) for item in go]
         refused = [i for i, item in enumerate(go_outcomes) if item.refused is not None]
         if refused and self.lenient is not None:
-            again = self.lenient.many(self.go_source, [convs[i] for i in refused], self.now)
+            again = self.lenient.many(source, [convs[i] for i in refused], self.now)
             for i, item in zip(refused, again, strict=True):
                 go_outcomes[i] = replace(outcome_of(item), refused=go_outcomes[i].refused)
         return go_outcomes
@@ -226,7 +284,7 @@ class _Checker:
                 continue
             if not self.agrees(go, results[engine.name], conv, engine):
                 kind = (results[engine.name].runtime_refused
-                        or out_of_scope(engine, conv, self.jinja_source))
+                        or self.scope(engine, conv, go))
                 if kind is not None:
                     tally.runtime_differs[kind] = tally.runtime_differs.get(kind, 0) + 1
                     continue
@@ -286,7 +344,7 @@ class _Checker:
         return [e for e in engines
                 if not self.agrees(go, results[e.name], conv, e)
                 and results[e.name].runtime_refused is None
-                and out_of_scope(e, conv, self.jinja_source) is None]
+                and self.scope(e, conv, go) is None]
 
 
 def _shrunk_divergences(checker: _Checker, case: DrawnCase, engines: list[Engine]

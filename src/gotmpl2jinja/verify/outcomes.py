@@ -5,7 +5,7 @@ Equal means identical strings, or both sides failing (a Go execution error ⇔ t
 own `raise_exception`), or a case the contract counts as out of scope on a runtime.
 
 May depend on: `emit.runtime` (the markers of the runtime's failures), `engines`, `errors`,
-`ollama`, `verify.conversation`.
+`ollama`, `verify.closed`, `verify.conversation`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from gotmpl2jinja.errors import (
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.ollama.family import NO_STEPS, FamilySteps
 from gotmpl2jinja.ollama.reference import NOT_RENDERED, CapabilityRefusal
+from gotmpl2jinja.verify.closed import cut_closed, host_call
 
 if TYPE_CHECKING:
     pass
@@ -268,11 +269,32 @@ def outcome_of(item: str | RenderError) -> Outcome:
     return Outcome(output=item)
 
 
+#: The kind of a case whose host asks for no generation prompt, on llama-server (which decides
+#: the generation prompt itself: a request cannot turn it off).
+CLOSED_ON_SERVER = "add_generation_prompt false (llama-server always adds one)"
+
+
 def out_of_scope(engine: Engine, conv: dict[str, Any], template: str) -> str | None:
     """The kind of `conv` that puts it outside the contract on `engine`'s runtime context (an
     engine without a `scope` method, i.e. a raw context, has none)."""
     scope = getattr(engine, "scope", None)
-    return scope(conv, template) if scope is not None else None
+    if scope is None:
+        return None
+    kind = scope(conv, template)
+    if kind is None and host_call(conv) == "closed" and getattr(engine, "server", False):
+        return CLOSED_ON_SERVER
+    return kind
+
+
+def closed_outcome(item: Outcome, cut: bool) -> Outcome:
+    """Go's outcome of a case, cut to the closed rendering where `cut` (`verify.closed`)."""
+    if not cut or item.output is None:
+        return item
+    closed = cut_closed(item.output)
+    if closed is None:
+        return replace(item, output=None, error="the closed rendering: Go began no turn of "
+                                                 "the message after the conversation")
+    return replace(item, output=closed)
 
 
 #: How fmt prints a pointer inside a printed value (`0xc000012345`).

@@ -398,7 +398,24 @@ def build_chat(c: Chooser, max_messages: int = 6) -> dict[str, Any]:
     conv: dict[str, Any] = {"messages": c.repeat(max_messages, build_message)}
     if c.choice(2):
         conv["tools"] = _pick(c, tools_pool())
-    return _maybe_think(c, conv)
+    return _host_call(c, _maybe_think(c, conv))
+
+
+def _host_call(c: Chooser, conv: dict[str, Any]) -> dict[str, Any]:
+    """How a Hugging Face host calls the template (`verify.closed`): half the time as Ollama
+    (flags derived), else `add_generation_prompt` given, true or false (a finished conversation,
+    a prompt without generation prompt), or for a final assistant message
+    `continue_final_message` (transformers' prefill)."""
+    call = c.choice(6)
+    messages = conv["messages"]
+    if call == 3:
+        conv["add_generation_prompt"] = True
+    elif call in (4, 5) and messages:
+        if call == 5 and messages[-1]["role"] == "assistant":
+            conv["continue_final_message"] = True
+        else:
+            conv["add_generation_prompt"] = False
+    return conv
 
 
 def build_fim(c: Chooser) -> dict[str, Any]:

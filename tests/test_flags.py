@@ -1,0 +1,226 @@
+"""A Hugging Face host's flags: add_generation_prompt given explicitly, continue_final_message
+(transformers' prefill) and training data (finished conversations, no generation prompt).
+
+Expected bytes are written by hand from Go's own output (the reference renderer, through
+`verify.closed`'s marked turn boundary) and from how a hand-written ChatML template renders.
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gotmpl2jinja.cli.main import cli
+from gotmpl2jinja.emit.generation import LEGACY, honoured
+from gotmpl2jinja.emit.translator import translate
+from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engine
+from gotmpl2jinja.errors import RenderError
+from gotmpl2jinja.syntax.parser import parse
+from gotmpl2jinja.verify.closed import go_case, marked_source
+from gotmpl2jinja.verify.conversation import jinja_context, validate
+from gotmpl2jinja.verify.harness import verify_template
+from gotmpl2jinja.verify.outcomes import BARE, closed_outcome, go_outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = (ROOT / "fixtures/seeds/002_qwen-style.gotmpl").read_text()
+CHATML = ("{{ range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}"
+          "<|im_start|>assistant\n")
+
+USER = {"role": "user", "content": "hi"}
+FINISHED = [USER, {"role": "assistant", "content": "Hello."}]
+
+
+def go_expected(source: str, conv: dict[str, Any]) -> str | None:
+    """Go's bytes for a host's call (Ollama's prompt, or the closed rendering)."""
+    src, plain, cut = go_case(source, conv)
+    return closed_outcome(go_outcome(BARE, src, plain, DEFAULT_NOW), cut).output
+
+
+def rendered(engine: str, jinja: str, conv: dict[str, Any]) -> str:
+    return get_engine(engine).render(jinja, jinja_context(validate(conv)))
+
+
+# --- the seed: Go's closed rendering and every engine's --------------------------------------
+
+SEED_CASES = [
+    ({"messages": [USER], "add_generation_prompt": False},
+     "<|im_start|>user\nhi<|im_end|>\n"),
+    ({"messages": [USER]},
+     "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n"),
+    ({"messages": FINISHED, "add_generation_prompt": False},
+     "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+     "Hello.<|im_end|>\n"),
+    ({"messages": [USER, {"role": "assistant", "content": "Hel"}]},  # Ollama's prefill
+     "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nHel"),
+    ({"messages": [USER, {"role": "tool", "content": "20C"}], "add_generation_prompt": False},
+     "<|im_start|>user\nhi<|im_end|>\n<|im_start|>user\n<tool_response>\n20C\n"
+     "</tool_response><|im_end|>\n"),
+]
+
+
+@pytest.mark.parametrize(("conv", "expected"), SEED_CASES)
+def test_seed_honours_the_flags_as_go_renders_them(conv: dict[str, Any], expected: str) -> None:
+    assert go_expected(SEED, conv) == expected
+    jinja = translate(SEED)
+    for engine in ("jinja2", "transformers", "hfjinja", "minijinja", "llamacpp", "minja"):
+        assert rendered(engine, jinja, conv) == expected, engine
+
+
+def test_a_template_printing_the_header_after_its_loop() -> None:
+    jinja = translate(CHATML)
+    assert "{%- if add_generation_prompt %}" in jinja
+    finished = {"messages": FINISHED, "add_generation_prompt": False}
+    closed = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n"
+    assert go_expected(CHATML, finished) == closed
+    assert rendered("jinja2", jinja, finished) == closed
+    ollama = closed + "<|im_start|>assistant\n"
+    assert rendered("jinja2", jinja, {"messages": FINISHED}) == ollama
+
+
+def test_continue_final_message_is_transformers_own_prefill() -> None:
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    messages = [USER, {"role": "assistant", "content": "Hel"}]
+    out, _ = render_jinja_template([messages], chat_template=translate(SEED),
+                                   continue_final_message=True)
+    assert out[0] == ("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n"
+                      "</think>\n\nHel")
+
+
+def test_the_harness_checks_every_host_call_on_the_seed() -> None:
+    result = verify_template(SEED, cases=120, engines=["jinja2", "transformers"], seed=3)
+    assert not result.divergences
+    assert result.counts["transformers"].equal > 80
+
+
+# --- bad input: what the host itself does -----------------------------------------------------
+
+def test_a_flag_of_another_type_is_jinja2_truthiness() -> None:
+    jinja = translate(SEED)
+    context = jinja_context(validate({"messages": [USER]}))
+    engine = get_engine("jinja2")
+    with_prompt = engine.render(jinja, context)
+    assert engine.render(jinja, {**context, "add_generation_prompt": "no"}) == with_prompt
+    assert engine.render(jinja, {**context, "add_generation_prompt": ""}) \
+        == "<|im_start|>user\nhi<|im_end|>\n"
+
+
+def test_an_empty_conversation_with_continue_final_message_is_transformers_error() -> None:
+    with pytest.raises(RenderError, match="continue_final_message is set but the "
+                                          "conversation is empty"):
+        get_engine("transformers").render(translate(SEED), {
+            "messages": [], "add_generation_prompt": False, "continue_final_message": True})
+
+
+# --- which templates honour them, and convert's note ------------------------------------------
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("{{ .Prompt }}{{ .Response }}", LEGACY),
+        ("{{ range .Messages }}{{ .Content }}{{ end }}{{ range .Messages }}{{ .Role }}{{ end }}",
+         "1:45: more than one range over .Messages prints turns"),
+        ("{{ len .Messages }}{{ range .Messages }}{{ .Content }}{{ end }}",
+         "1:8: the template reads .Messages another way"),
+        ("{{ range $i, $_ := .Messages }}{{ if eq (len (slice $.Messages $i)) 2 }}x{{ end }}"
+         "{{ end }}", "1:42: the chat loop counts the messages left"),
+        ("{{ if .Tools }}{{ range .Messages }}{{ .Content }}{{ end }}{{ end }}",
+         "1:16: the range over .Messages is inside"),
+        # deepseek-r1's way: the last message's thinking only, before its content
+        ("{{ range $i, $_ := .Messages }}{{ if eq (len (slice $.Messages $i)) 1 }}<think>"
+         "{{ end }}{{ .Content }}{{ end }}",
+         "1:32: the last message prints something (1:89) after this test"),
+    ],
+)
+def test_templates_whose_structure_does_not_allow_it(source: str, reason: str) -> None:
+    found = honoured(parse(source))
+    assert found is not None and found.startswith(reason)
+    assert marked_source(source) is None  # Go's side keeps Ollama's prompt there too
+
+
+def test_convert_says_when_the_generation_prompt_cannot_be_turned_off(tmp_path: Path) -> None:
+    legacy = tmp_path / "legacy.gotmpl"
+    legacy.write_text("{{ if .Prompt }}<|user|>{{ .Prompt }}{{ end }}<|assistant|>"
+                      "{{ .Response }}<|end|>")
+    result = CliRunner().invoke(cli, ["convert", "--no-check", str(legacy)])
+    assert result.exit_code == 0
+    notes = [line for line in result.stderr.splitlines() if "note:" in line]
+    assert notes == [f"{legacy}: note: this template's generation prompt cannot be turned off "
+                     f"(add_generation_prompt is ignored and a final turn stays open): {LEGACY}"]
+    seed = tmp_path / "seed.gotmpl"
+    seed.write_text(SEED)
+    result = CliRunner().invoke(cli, ["convert", "--no-check", str(seed)])
+    assert "note:" not in result.stderr
+
+
+# --- training data, as TRL formats it ---------------------------------------------------------
+
+TRAINING = [
+    [USER, {"role": "assistant", "content": "Hello."}],
+    [{"role": "system", "content": "Be brief."}, USER, {"role": "assistant", "content": "Hi."},
+     {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+]
+
+
+def corpus_templates() -> list[Path]:
+    seen: set[str] = set()
+    found = []
+    for name in sorted(glob.glob(str(ROOT / "fixtures/corpus/**/template.gotmpl"),
+                                 recursive=True)):
+        text = Path(name).read_text()
+        if text not in seen:
+            seen.add(text)
+            found.append(Path(name))
+    return found
+
+
+def test_training_formatting_closes_the_final_turn_on_the_corpus() -> None:
+    """Full conversations ending with the assistant, add_generation_prompt=False, through
+    transformers' own render_jinja_template (what TRL's SFTTrainer calls): the Jinja gives
+    Go's closed rendering on every corpus template whose structure allows it, and that
+    differs from Ollama's open prompt on most of them."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    honoured_count = closed_differs = 0
+    for path in corpus_templates():
+        source = path.read_text()
+        if honoured(parse(source)) is not None:
+            continue
+        honoured_count += 1
+        jinja = translate(source, name=path.parent.name)
+        for messages in TRAINING:
+            conv = {"messages": messages, "add_generation_prompt": False}
+            expected = go_expected(source, conv)
+            out, _ = render_jinja_template([jinja_context(validate(conv))["messages"]],
+                                           chat_template=jinja, add_generation_prompt=False)
+            assert out[0] == expected, path.parent.name
+            closed_differs += expected != go_expected(source, {"messages": messages})
+    assert honoured_count == 35
+    assert closed_differs > honoured_count  # most templates leave Ollama's final turn open
+
+
+def test_the_flags_table_is_current(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gotmpl2jinja.batch import flags as flagging
+
+    monkeypatch.chdir(ROOT)
+    paths = ["fixtures/corpus", "fixtures/seeds"]
+    text = flagging.markdown(flagging.table(paths),
+                             "gotmpl2jinja flags fixtures/corpus fixtures/seeds -o docs/flags.md")
+    assert text == (ROOT / "docs/flags.md").read_text(), \
+        "run: gotmpl2jinja flags fixtures/corpus fixtures/seeds -o docs/flags.md --force"
+
+
+def test_compare_in_training_mode_compares_the_closing_of_the_final_turn() -> None:
+    from gotmpl2jinja.batch.compare_training import compare_entry
+
+    own = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + "
+           "'<|im_end|>\\n' }}{% endfor %}"
+           "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+    assert compare_entry(CHATML, own, "", "") is None
+    # a model's template that closes the turn without the newline Ollama's prints
+    unlike = own.replace("'<|im_end|>\\n'", "'<|im_end|>'")
+    assert compare_entry(CHATML, unlike, "", "") == ("<|im_end|>\n", "<|im_end|>")
