@@ -148,13 +148,13 @@ def test_convert_says_when_the_generation_prompt_cannot_be_turned_off(tmp_path: 
                       "{{ .Response }}<|end|>")
     result = CliRunner().invoke(cli, ["convert", "--no-check", str(legacy)])
     assert result.exit_code == 0
-    notes = [line for line in result.stderr.splitlines() if "note:" in line]
+    notes = [line for line in result.stderr.splitlines() if "generation prompt" in line]
     assert notes == [f"{legacy}: note: this template's generation prompt cannot be turned off "
                      f"(add_generation_prompt is ignored and a final turn stays open): {LEGACY}"]
     seed = tmp_path / "seed.gotmpl"
     seed.write_text(SEED)
     result = CliRunner().invoke(cli, ["convert", "--no-check", str(seed)])
-    assert "note:" not in result.stderr
+    assert "generation prompt" not in result.stderr
 
 
 # --- training data, as TRL formats it ---------------------------------------------------------

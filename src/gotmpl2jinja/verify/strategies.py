@@ -406,11 +406,13 @@ def _host_call(c: Chooser, conv: dict[str, Any]) -> dict[str, Any]:
     (flags derived), else `add_generation_prompt` given, true or false (a finished conversation,
     a prompt without generation prompt), or for a final assistant message
     `continue_final_message` (transformers' prefill)."""
-    call = c.choice(6)
     messages = conv["messages"]
+    if not messages:  # (no choice: the simplest conversation stays the empty chat)
+        return conv
+    call = c.choice(6)
     if call == 3:
         conv["add_generation_prompt"] = True
-    elif call in (4, 5) and messages:
+    elif call in (4, 5):
         if call == 5 and messages[-1]["role"] == "assistant":
             conv["continue_final_message"] = True
         else:
