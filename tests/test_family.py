@@ -105,6 +105,21 @@ def test_earlier_thinking_is_stripped_for_qwen3_and_deepseek_r1(name: str) -> No
     renders_everywhere(translate(PLAIN, family=steps), conv, STRIPPED)
 
 
+LEGACY = ("{{ if .System }}<s>{{ .System }}</s>{{ end }}{{ if .Prompt }}<u>{{ .Prompt }}</u>"
+          "{{ end }}<a>{{ .Response }}</a>")
+
+
+def test_earlier_thinking_is_stripped_on_the_legacy_path_too() -> None:
+    """filterThinkTags runs before Execute whatever path the template takes."""
+    steps = family_steps(LEGACY, facts_for_family("qwen3"))
+    conv = {"messages": [{"role": "user", "content": "U"},
+                         {"role": "assistant", "content": "<think>x</think>y"},
+                         {"role": "user", "content": "V"}]}
+    want = "<u>U</u><a>y</a><u>V</u><a>"
+    assert render(LEGACY, conv, family=steps.payload()) == want
+    renders_everywhere(translate(LEGACY, family=steps), conv, want)
+
+
 def test_deepseek_r1_goes_by_the_model_name_qwen3_by_the_family() -> None:
     assert family_steps(PLAIN, ModelFacts(model="deepseek-r1")).strip_think
     assert not family_steps(PLAIN, ModelFacts(family="deepseek-r1")).strip_think

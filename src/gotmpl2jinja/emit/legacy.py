@@ -25,8 +25,8 @@ Where Ollama itself fails, the Jinja fails (`raise_exception`) and translation w
 - the final turn reaches `json`, `currentDate`, `yesterdayDate` or `toTypeScriptType`, or a
   `template` (or `block`): the cut template is a template of its own, with no definitions.
 
-May depend on: `analysis`, `emit.emitter` (and `values`, `paths`, `collate`, `runtime`),
-`errors`, `ollama`, `syntax`.
+May depend on: `analysis`, `emit.emitter` (and `values`, `paths`, `collate`, `runtime`,
+`family`), `errors`, `ollama`, `syntax`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from gotmpl2jinja.analysis import Analysis, GoType, analyze
-from gotmpl2jinja.emit import runtime
+from gotmpl2jinja.emit import family, runtime
 from gotmpl2jinja.emit.collate import MESSAGE_CONTENT, content_of
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.paths import fim_branch, header_name, merge_paths
@@ -351,6 +351,8 @@ def translate_legacy(template: nodes.Template, name: str) -> str:
             *header,
             *definitions,
             *fim_definitions,
+            # Ollama strips earlier thinking (qwen3, deepseek-r1) before any path's Execute
+            *(family.strip_think_lines() if family.current().strip_think else []),
             *_prelude(fim, think_used),
             *fim_branch(fim_body, chat),
         ]
