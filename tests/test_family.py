@@ -206,12 +206,12 @@ def test_convert_an_installed_gpt_oss_honours_reasoning_effort(tmp_path: Path) -
 def test_a_plain_family_template_prints_one_notice(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["convert", "--no-check", str(GPT_OSS)])
     assert result.exit_code == 0, result.stderr
-    notices = [line for line in result.stderr.splitlines() if "family" in line]
+    notices = [line for line in result.stderr.splitlines() if "--family" in line]
     assert len(notices) == 1 and notices[0].endswith("say so with --family gpt-oss")
     assert "reasoning_effort" not in result.stdout.split("think_level", 1)[-1].split("\n")[0]
     said = CliRunner().invoke(cli, ["convert", "--no-check", "--family", "gpt-oss", str(GPT_OSS)])
     assert said.exit_code == 0, said.stderr
-    assert "family" not in said.stderr
+    assert "--family" not in said.stderr
     assert "reasoning_effort == 'max'" in said.stdout
     bad = CliRunner().invoke(cli, ["convert", "--no-check", "--family", "gptos", str(GPT_OSS)])
     assert bad.exit_code == 1 and "unknown family 'gptos'" in bad.stderr
