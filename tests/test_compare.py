@@ -334,3 +334,22 @@ def test_compare_gguf_option_applies_the_vocabularys_rule(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert result.output.startswith("15/15 conversations agree (bos_token='<s>', eos_token='';"
                                     " Ollama's side as its tokenizer is fed (v.gguf adds BOS)")
+
+
+def test_with_llama_cpps_tokenizer_texts_that_feed_the_same_tokens_agree() -> None:
+    from gotmpl2jinja.engines.tokenizer import tokenizer_state, vocabulary
+    from gotmpl2jinja.ollama.vocab import shipped_vocab
+
+    path = shipped_vocab("phi-3")
+    if path is None or tokenizer_state() is not None:
+        pytest.skip("llama.cpp's tokenizer is not built (gotmpl2jinja engines install tokenizer)")
+    go = GO_BASE.removesuffix("\n")  # no newline after <|assistant|>; the Jinja writes one
+    hello = {"messages": [{"role": "user", "content": "Hello!"}]}
+    pair = drift.Pair(go, JINJA_WITH_BOS, bos="<s>", adds_bos=True)
+    assert pair.render("ollama", hello).text == "<s><|user|>\nHello!<|end|>\n<|assistant|>"
+    assert pair.render("jinja", hello).text == "<s><|user|>\nHello!<|end|>\n<|assistant|>\n"
+    assert drift.classify(pair, hello) == (drift.WHITE_SPACE,)
+    # Phi-3's <|assistant|> strips the white space after it (llama.cpp's rstrip attribute):
+    # both give [1, 32010, 15043, 29991, 32007, 32001], so the model sees no difference
+    tokens = drift.Pair(go, JINJA_WITH_BOS, bos="<s>", adds_bos=True, vocab=vocabulary(path))
+    assert drift.classify(tokens, hello) == ()

@@ -26,10 +26,10 @@ How a disagreement is classified (the rules docs/compare.md states for readers):
 - A minimal example per kind: the smallest catalogue/generated conversation showing the kind,
   then greedily shrunk (drop a message, a field, a tool, shorten a text) while it still shows it.
 
-May depend on: errors, and the modules it is split into — batch.compare_kinds (the kinds and
-the classification), batch.compare_cases (the conversations and the shrinking),
-batch.compare_report (findings and reports), batch.compare_tokens (BOS/EOS) — whose names it
-re-exports: `batch.compare` is the API.
+May depend on: engines.tokenizer, errors, ollama.vocab, and the modules it is split into —
+batch.compare_kinds (the kinds and the classification), batch.compare_cases (the
+conversations and the shrinking), batch.compare_report (findings and reports),
+batch.compare_tokens (BOS/EOS) — whose names it re-exports: `batch.compare` is the API.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 # `batch.compare` is the API: it re-exports what its sibling modules define
 from gotmpl2jinja.batch.compare_cases import (  # noqa: F401 - re-exported
@@ -107,7 +108,9 @@ from gotmpl2jinja.batch.compare_tokens import (  # noqa: F401 - re-exported
     vocab_facts,
     vocab_for_entry,
 )
+from gotmpl2jinja.engines.tokenizer import tokenizer_state, vocabulary
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.ollama.vocab import shipped_vocab
 
 # --------------------------------------------------------------------------------------------
 # Comparing a pair
@@ -141,13 +144,22 @@ def compare(pair: Pair, cases: int = 20, seed: int = 0, vocab: str = "") -> Comp
             focus(pair, example, kind, kinds_of_example),
         ))
     return Comparison(len(pool), agreeing, findings, pair.bos, pair.eos, pair.engine, vocab,
-                      pair.adds_bos)
+                      pair.adds_bos, pair.vocab is not None)
+
+
+def tokenizer_of(vocab: str | None) -> Any:
+    """llama.cpp's tokenizer on shipped vocabulary `vocab`, None when it is not built
+    (`gotmpl2jinja engines install tokenizer`): then the BOS rule is compared as text."""
+    path = shipped_vocab(vocab) if vocab else None
+    if path is None or tokenizer_state() is not None:
+        return None
+    return vocabulary(path)
 
 
 def bos_eos_without_rule(pair: Pair, cases: int, seed: int) -> bool:
     """Would BOS/EOS be a kind of this pair without its BOS rule (Ollama's side as Go's bare
     prompt)? Renderings are shared with `pair`, so this costs only the classification."""
-    bare = replace(pair, adds_bos=False, strips="")
+    bare = replace(pair, adds_bos=False, strips="", vocab=None)
     return any(BOS_EOS in classify(bare, c) for c in conversations(cases, seed))
 
 
@@ -208,7 +220,8 @@ def compare_corpus(
             progress(f"[{number}/{len(entries)}] {entry.name}")
         model = str(meta.get("model", ""))
         pair = Pair(ollama_template, jinja, bos, eos,
-                    adds_bos=bool(facts and facts.adds_bos), strips=(facts and facts.strips) or "")
+                    adds_bos=bool(facts and facts.adds_bos), strips=(facts and facts.strips) or "",
+                    vocab=tokenizer_of(vocab))
         try:
             comparison = compare(pair, cases=cases, seed=seed, vocab=vocab or "")
         except Gotmpl2JinjaError as exc:  # one broken template must not stop the table

@@ -91,21 +91,42 @@ class Pair:
     adds_bos: bool = False
     #: The text Ollama's server cuts off the start of a prompt first (`<bos>`, or "").
     strips: str = ""
+    #: llama.cpp's tokenizer on the vocabulary (`engines.tokenizer.Vocabulary`), or None: two
+    #: renderings whose texts differ still agree when they feed the model the same token IDs.
+    vocab: Any = None
 
     def render(self, side: str, conversation: Conversation) -> Rendering:
         """Render one side ("ollama" or "jinja"); renderings are cached per conversation (the
         cache holds Go's own prompt: pairs that differ only in the BOS rule share it)."""
+        hit = self._raw(side, conversation)
+        if side == "ollama" and hit.text is not None and (self.adds_bos or self.strips):
+            text = self._stripped(hit.text)
+            return Rendering(self.bos + text if self.adds_bos else text)
+        return hit
+
+    def same_tokens(self, conversation: Conversation) -> bool:
+        """Both sides feed the model the same token IDs (with a vocabulary): Ollama's prompt,
+        cut as its server cuts it, tokenized with add_special (llama.cpp adds BOS by the
+        vocabulary's rule), the Jinja's output without added specials; special-token text
+        parsed on both."""
+        ollama, jinja = self._raw("ollama", conversation), self._raw("jinja", conversation)
+        if self.vocab is None or ollama.text is None or jinja.text is None:
+            return False
+        (fed,) = self.vocab.tokenize([self._stripped(ollama.text)], add_special=True)
+        (written,) = self.vocab.tokenize([jinja.text], add_special=False)
+        return bool(fed == written)
+
+    def _stripped(self, prompt: str) -> str:
+        return prompt[len(self.strips):] if self.strips and prompt.startswith(self.strips) \
+            else prompt
+
+    def _raw(self, side: str, conversation: Conversation) -> Rendering:
         key = (side, json.dumps(conversation, sort_keys=True, ensure_ascii=False))
         hit = self._cache.get(key)
         if hit is None:
             hit = self._render_ollama(conversation) if side == "ollama" else (
                 self._render_jinja(conversation))
             self._cache[key] = hit
-        if side == "ollama" and hit.text is not None and (self.adds_bos or self.strips):
-            text = hit.text
-            if self.strips and text.startswith(self.strips):
-                text = text[len(self.strips):]
-            return Rendering(self.bos + text if self.adds_bos else text)
         return hit
 
     def _render_ollama(self, conversation: Conversation) -> Rendering:
@@ -264,7 +285,7 @@ def classify(pair: Pair, conversation: Conversation) -> tuple[str, ...]:
         if jinja.ok:
             return (OLLAMA_RAISES,)
         return ()
-    if ollama.text == jinja.text:
+    if ollama.text == jinja.text or pair.same_tokens(conversation):
         return ()
     features = [k for k in FEATURE_KINDS if FEATURE_VARIANTS[k][0](conversation)]
     texts = [k for k in TEXT_KINDS if k != BOS_EOS or pair.bos or pair.eos]

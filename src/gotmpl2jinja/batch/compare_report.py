@@ -55,6 +55,7 @@ class Comparison:
     engine: str = "jinja2"
     vocab: str = ""  # the shipped vocabulary whose BOS rule the Ollama side follows, if any
     adds_bos: bool = False
+    on_tokens: bool = False  # texts that differ agree when their token IDs are the same
 
     @property
     def agree(self) -> bool:
@@ -65,6 +66,7 @@ class Comparison:
             "conversations": self.total, "agreeing": self.agreeing, "agree": self.agree,
             "bos_token": self.bos, "eos_token": self.eos, "engine": self.engine,
             "vocabulary": self.vocab or None, "adds_bos": self.adds_bos,
+            "on_tokens": self.on_tokens,
             "kinds": [
                 {"kind": f.kind, "count": f.count, "example": f.example,
                  "kinds_of_example": list(f.kinds_of_example),
@@ -314,7 +316,7 @@ def _vocab_cell(comparison: Comparison) -> str:
     if not comparison.vocab:
         return ""
     adds = "adds BOS" if comparison.adds_bos else "no BOS"
-    return f" ({comparison.vocab}: {adds})"
+    return f" ({comparison.vocab}: {adds}{', tokens' if comparison.on_tokens else ''})"
 
 
 def _vocab_note(results: list[EntryResult]) -> str:
@@ -333,7 +335,16 @@ def _vocab_note(results: list[EntryResult]) -> str:
             "Jinja does not write the BOS Ollama's tokenizer adds, or the Go template writes the "
             "BOS text itself, so Ollama feeds two): " + (", ".join(gained) or "none")
             + f". {len(without)} entries had no shipped vocabulary (no BOS rule; the Go side is "
-            "the bare prompt): " + (", ".join(without) or "none") + ".")
+            "the bare prompt): " + (", ".join(without) or "none") + ". "
+            + (f"{sum(bool(r.comparison and r.comparison.on_tokens) for r in with_vocab)} "
+               "entries were also compared on token IDs with llama.cpp's own tokenizer on their "
+               "vocabulary (`, tokens` in the table): two renderings whose texts differ agree when "
+               "Ollama's prompt (tokenized with add_special) and the Jinja's output (without) "
+               "give the same IDs — special tokens that strip the white space beside them, as "
+               "Phi-3's do, make some white-space differences invisible to the model."
+               if any(r.comparison and r.comparison.on_tokens for r in with_vocab) else
+               "llama.cpp's tokenizer was not built (`gotmpl2jinja engines install tokenizer`), "
+               "so no entry was compared on token IDs."))
 
 
 def _conversations(count: int) -> str:
