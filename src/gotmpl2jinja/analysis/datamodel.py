@@ -147,18 +147,19 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
         "Type": FieldInfo("type", GoType.STRING, "''"),
         "Defs": FieldInfo("$defs", GoType.ANY, maybe_missing=True),
         "Items": FieldInfo("items", GoType.ANY, maybe_missing=True),
-        "Required": FieldInfo("required", GoType.STRINGS, "[]"),
+        "Required": FieldInfo("required", GoType.STRINGS, maybe_missing=True),
         "Properties": FieldInfo("properties", GoType.PROPERTIES, maybe_missing=True),
     },
     GoType.PROPERTY: {
         "Type": FieldInfo("type", GoType.PROPERTY_TYPE, maybe_missing=True),
         "Items": FieldInfo("items", GoType.ANY, maybe_missing=True),
         "Description": FieldInfo("description", GoType.STRING, "''"),
-        "Enum": FieldInfo("enum", GoType.ANYS, "[]"),
+        "Enum": FieldInfo("enum", GoType.ANYS, maybe_missing=True),
+        "Required": FieldInfo("required", GoType.STRINGS, maybe_missing=True),
     },
 }
 
 #: Go fields that exist but that the translator does not model (a TranslationError, not a raise).
 UNMODELLED_FIELDS: dict[GoType, set[str]] = {
-    GoType.PROPERTY: {"AnyOf", "Properties", "Required"},
+    GoType.PROPERTY: {"AnyOf", "Properties"},
 }

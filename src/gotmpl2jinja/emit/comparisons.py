@@ -117,7 +117,7 @@ class Comparisons:
         the collated messages are both known at this point (a range's element, `index` of
         `.Messages`). Each is evaluated first (`index` may fail)."""
         usable = [p for p in (a.position, b.position) if p is not None
-                  and (p.loop is None or (self.loops and p.loop == self.loops[-1].ident))]
+                  and self.readable_here(p.loop)]
         if a.code == b.code and a.stable:
             same = const_expr(op == "==")
         elif len(usable) == 2:

@@ -294,7 +294,7 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
     def declare(self, var: Variable, value: Expr, node: nodes.Node) -> None:
         inline = (
             not var.assigned and value.stable and not var.used_in_deeper_loop
-            and (value.loop is None or (self.loops and value.loop == self.loops[-1].ident))
+            and self.readable_here(value.loop)
             and value.prec >= COMPARE and len(value.code) <= 60
         )
         if inline:

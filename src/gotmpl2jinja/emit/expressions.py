@@ -36,6 +36,7 @@ from gotmpl2jinja.emit.values import (
     NOT,
     OR,
     Choice,
+    Computed,
     Expr,
     _is_float_syntax,
     const_expr,
@@ -154,8 +155,7 @@ class Expressions:
                 bound = self.values.get(id(var))
                 if bound is None:
                     raise self.error(f"{var.go_name} is used where it has no value", node)
-                if bound.loop is not None and (not self.loops or self.loops[-1].ident
-                                               != bound.loop):
+                if not self.readable_here(bound.loop):
                     raise self.error(f"{var.go_name} read inside a nested loop", node)
                 base = bound
                 if base.type == GoType.INT and var.non_negative:
@@ -187,6 +187,8 @@ class Expressions:
             return self.pipeline(node)
         if isinstance(node, nodes.IdentifierNode):
             return self.call(node.ident, [], None, node)
+        if isinstance(node, Computed) and node.expr is not None:
+            return node.expr
         raise self.error(f"{type(node).__name__}: not supported here", node)
 
     def fields(self, base: Expr, names: list[str], node: nodes.Node) -> Expr:
@@ -254,8 +256,9 @@ class Expressions:
                         maybe_undefined=info.maybe_missing, owner=base.code)
         if name in UNMODELLED_FIELDS.get(t, set()):
             raise self.error(f".{name} of {t.value}: not supported", node)
-        if t == GoType.ARGS and name != "String":  # (a method comes before a key)
-            # the key's value; missingkey=zero makes a missing one nil
+        if t in (GoType.ARGS, GoType.PROPERTIES) and name != "String":
+            # (a method comes before a key) the key's value; missingkey=zero makes a missing
+            # one the zero value (nil; an empty api.ToolProperty)
             return self.index_one(base, const_expr(name), node)
         if t == GoType.ANY:  # (Go fails on a field of a nil: a JSON null or a missing key)
             return self.json_key(base, const_expr(name),
@@ -306,8 +309,9 @@ class Expressions:
             return Expr(f"'{{' ~ {role} ~ ' ' ~ {content} ~ ' ' ~ {thinking} ~ ' [] ' ~ "
                         f"print_tool_calls({calls}) ~ ' ' ~ {name} ~ ' ' ~ "
                         f"{call_id} ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
-        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS):
-            macro = "print_tool_call" if t == GoType.TOOL_CALL else "print_tool_calls"
+        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.CALL_FUNCTION):
+            macro = {GoType.TOOL_CALL: "print_tool_call", GoType.TOOL_CALLS: "print_tool_calls",
+                     GoType.CALL_FUNCTION: "print_tool_call_function"}[t]
             self.macros.add(macro)
             return Expr(f"{macro}({e.code})", GoType.STRING)
         if e.is_const:
@@ -337,6 +341,8 @@ class Expressions:
         if t == GoType.IMAGES:  # always nil (images are outside the contract)
             return const_expr("[]")
         if t in (GoType.ARGS, GoType.ANYS, GoType.STRINGS):
+            if t != GoType.ARGS:
+                e = self.concrete(e)  # (a nil slice prints as an empty one)
             if t == GoType.ARGS:
                 self.macros.add("print_arguments")
                 return Expr(f"print_arguments({e.code})", GoType.STRING)
@@ -423,10 +429,9 @@ class Expressions:
     def call(self, name: str, arg_nodes: list[nodes.Node], piped: Expr | None,
              node: nodes.Node) -> Expr:
         if name in ("and", "or"):
-            nodes_ = list(arg_nodes)
-            if piped is not None:
-                raise self.error(f"piping into {name}: not supported", node)
-            return self.logic(name, nodes_, node, as_condition=False)
+            if piped is None:
+                return self.logic(name, list(arg_nodes), node, as_condition=False)
+            return self.piped_logic(name, arg_nodes, piped, node)
         args = [self.value(a) for a in arg_nodes]
         if piped is not None:
             args.append(piped)

@@ -22,6 +22,7 @@ from gotmpl2jinja.emit.values import (
     NIL_TYPES,
     OR,
     Choice,
+    Computed,
     Expr,
     _command_args,
     _is_ident,
@@ -140,6 +141,34 @@ class Knowledge:
             (c.wrap(OR) if name == "or" else self.negate(c).wrap(OR), v)
             for v, c in zip(values[:-1], truths[:-1], strict=True)) + ((None, values[-1]),)
         return self.merge(branches, cond if len(truths) > 1 else truths[0], node)
+
+    def piped_logic(self, name: str, arg_nodes: list[nodes.Node], piped: Expr,
+                    node: nodes.Node) -> Expr:
+        """`X | and …`/`X | or …`: Go evaluates X first and passes it as the last operand,
+        Go's value where no other operand decides (whatever its truth), evaluated anyway."""
+        if piped.type == GoType.RAISE:
+            return piped
+        result = self.logic(name, [*arg_nodes, Computed(expr=piped, pos=node.pos)], node,
+                            as_condition=False)
+        if self.effect(piped) is None:
+            return result
+        if result.choice is not None:
+            return replace(result, choice=Choice(
+                tuple((test, self.evaluated_first([piped], v))
+                      for test, v in result.choice.branches),
+                self.evaluated_first([piped], result.choice.truth)))
+        return self.evaluated_first([piped], result)
+
+    def readable_here(self, loop_id: int | None) -> bool:
+        """Whether an expression tied to the loop `loop_id` (its index, a message's position)
+        reads the same here: in that loop, or in a loop nested in it when it counts with a
+        variable of its own (Jinja's `loop` object would be the nested loop's)."""
+        if loop_id is None:
+            return True
+        for depth, loop in enumerate(reversed(self.loops)):
+            if loop.ident == loop_id:
+                return depth == 0 or loop.size is not None
+        return False
 
     def learn(self, arg: nodes.Node) -> None:
         """Record `gt (len X) n` / `ge (len X) n` so a later `index X k` needs no bounds check."""

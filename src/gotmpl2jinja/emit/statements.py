@@ -331,7 +331,14 @@ class Statements:
             self.depth += 1
         self.loops.append(loop)
         body_from = len(self.lines)
-        elem = Expr(elem_name, elem_type, stable=True, position=self.message_position(coll, loop))
+        position = self.message_position(coll, loop)
+        if position is not None and position.loop is not None and elem_var is not None \
+                and elem_var.used_in_deeper_loop:
+            # a nested loop may compare the element: its place, in a name that loop sees
+            at = self.fresh_name(f"{elem_name}_at")
+            self.line(f"{{%- set {at} = {position.code} %}}")
+            position = Expr(at, GoType.INT, stable=True, non_negative=True)
+        elem = Expr(elem_name, elem_type, stable=True, position=position)
         self.dot = elem
         if elem_var is not None:
             self.values[id(elem_var)] = elem

@@ -247,6 +247,12 @@ class Strings:
             c = self.concrete(coll).wrap(ATOM)
             return Expr(f"{c}[{key.code}] if {key.wrap(COMPARE)} in {c} else none", GoType.ANY,
                         COND, stable=coll.stable)
+        if coll.type == GoType.PROPERTIES:  # (missingkey=zero: an empty api.ToolProperty)
+            if key.type != GoType.STRING:
+                return self.raising("map key must be a string")
+            c = self.concrete(coll).wrap(ATOM)
+            return Expr(f"{c}[{key.code}] if {key.wrap(COMPARE)} in {c} else {{}}",
+                        GoType.PROPERTY, COND, stable=coll.stable)
         if coll.type == GoType.NIL:
             return self.raising("index of untyped nil")
         if coll.type in (*INTEGERS, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:

@@ -45,6 +45,7 @@ JSON_MACROS = {
     GoType.IMAGES: "json_value",
     GoType.FLOAT: "json_number",
     GoType.TOOL_CALL: "json_tool_call",
+    GoType.CALL_FUNCTION: "json_call_function",
     GoType.TOOL_CALLS: "json_tool_calls",
     GoType.MESSAGE: "json_message",
     GoType.MESSAGES: "json_messages",
@@ -122,7 +123,8 @@ class Expr:
     const: object = None  # the Python value of a Go constant (str/int/float/bool), else None
     is_const: bool = False
     stable: bool = False  # safe to inline where a variable would be read (no later change)
-    loop: int | None = None  # id of the loop whose `loop.*` it reads
+    loop: int | None = None  # id of the loop it is of (its index, a `loop.*`): see
+    #   Emitter.readable_here
     maybe_undefined: bool = False  # may be undefined or none (Go: nil map/slice/any)
     revindex: bool = False  # the length of the rest of the collection a loop walks
     slice_of: tuple[Expr, Expr] | None = None  # (collection, start) for `slice x i`
@@ -322,6 +324,15 @@ class _Scope:
 
     key: int
     namespace: str | None = None
+
+
+@dataclass
+class Computed(nodes.Node):
+    """A value already translated, standing as an operand node: the value piped into `and`/
+    `or` (Go passes it as their last operand), which take their operands as nodes so as to
+    evaluate each only where Go does."""
+
+    expr: Expr | None = None
 
 
 def _command_args(node: nodes.Node) -> list[nodes.Node] | None:

@@ -19,11 +19,21 @@ _define(
     "`{\"ID\":…,\"Function\":{\"Index\":…,\"Name\":…,\"Arguments\":…}}`; takes one entry of "
     "the Jinja side's `message.tool_calls`.",
     """
-{%- set fn = c.function if c.function is defined and c.function is not none else {} -%}
 {{- '{"ID":' ~ json_string(c.id if c.id is defined and c.id is not none else '')
-    ~ ',"Function":{"Index":' ~ print_int(fn.index)
-    ~ ',"Name":' ~ json_string(fn.name if fn.name is defined and fn.name is not none else '')
-    ~ ',"Arguments":' ~ json_value(fn.arguments) ~ '}}' -}}
+    ~ ',"Function":' ~ json_call_function(c.function) ~ '}' -}}
+""",
+    ("json_string", "json_call_function"),
+)
+
+_define(
+    "json_call_function", "fn",
+    "Go json of a tool call's templateToolCallFunction (no json tags, so Go field names): "
+    "`{\"Index\":…,\"Name\":…,\"Arguments\":…}`; takes a tool call's `function`.",
+    """
+{%- set f = fn if fn is defined and fn is not none else {} -%}
+{{- '{"Index":' ~ print_int(f.index)
+    ~ ',"Name":' ~ json_string(f.name if f.name is defined and f.name is not none else '')
+    ~ ',"Arguments":' ~ json_value(f.arguments) ~ '}' -}}
 """,
     ("json_string", "json_value", "print_int"),
 )
