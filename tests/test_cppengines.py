@@ -168,6 +168,10 @@ def test_out_of_scope_kinds_on_llama_server() -> None:
     call = {"role": "assistant", "content": "", "tool_calls": [
         {"function": {"name": "f", "index": 0}}]}
     assert server_scope({"messages": [call, user]}) == "tool-call index"
+    tool = {"type": "function", "function": {"name": "f"}}
+    assert server_scope({"messages": [user], "tools": [tool]}) is None
+    assert server_scope({"messages": [user], "tools": [{**tool, "items": None}]}) == \
+        "tool-level items"
     assert server_scope({"messages": [{"role": "system", "content": "s"}, user]},
                         system_role=False).startswith("system message")
     named = {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f"}}]}
@@ -178,7 +182,25 @@ def test_out_of_scope_kinds_on_llama_server() -> None:
     assert server_scope({"messages": [user], "think": False}, minja=True) == \
         "thinking control (minja era)"
     assert server_scope({"messages": [user]}) is None
-    assert len(SERVER_OUT_OF_SCOPE) == 6
+    assert len(SERVER_OUT_OF_SCOPE) == 7
+
+
+def test_llama_server_drops_a_tools_own_items() -> None:
+    """api.Tool's `items` reaches Ollama's template; llama-server drops it from the request
+    before its template runs, so such a conversation is a kind of its own there."""
+    source = "{{ range .Messages }}{{ .Content }}{{ end }}{{ json .Tools }}"
+    jinja = translate(source)
+    tool = {"type": "function", "items": {"type": "string"},
+            "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}}
+    conv = {"messages": [{"role": "user", "content": "q"}], "tools": [tool]}
+    printed = ('q[{"type":"function","items":{"type":"string"},"function":{"name":"f",'
+               '"description":"d","parameters":{"type":"object","properties":null}}}]')
+    assert reference.render(source, conv) == printed
+    assert get_engine("llamacpp").render(jinja, jinja_context(conv)) == printed
+    server = get_engine("llamacpp-server")
+    assert server.render(jinja, jinja_context(conv)) == printed.replace(
+        '"items":{"type":"string"},', "")
+    assert server.scope(conv, jinja) == "tool-level items"
 
 
 def test_arguments_the_probe_does_not_see_are_out_of_scope_not_divergent() -> None:

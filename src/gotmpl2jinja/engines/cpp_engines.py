@@ -103,6 +103,7 @@ SERVER_OUT_OF_SCOPE = (
     "prefill",             # a trailing assistant message: rendered without it, then appended
     "empty tool list",     # `tools: []` is dropped; Ollama's template sees an empty list
     "tool-call index",     # never passed on; Ollama prints the index it was given
+    "tool-level items",    # a tool's own `items` is dropped; Ollama's api.Tool keeps and prints it
 )
 
 
@@ -153,6 +154,8 @@ def server_scope(conv: dict[str, Any], *, minja: bool = False, system_role: bool
         return "empty tool list"
     if any("index" in c.get("function", {}) for m in messages for c in m.get("tool_calls", [])):
         return "tool-call index"
+    if any("items" in tool for tool in conv.get("tools") or []):
+        return "tool-level items"
     if not system_role and any(str(m.get("role", "")).lower() == "system" for m in messages):
         return NO_SYSTEM_ROLE
     if minja and "think" in conv:
