@@ -152,3 +152,24 @@ def test_a_field_go_cannot_evaluate_fails_only_the_requests_that_reach_it() -> N
     with pytest.raises(RenderError, match="can't evaluate field Foo in type api.ToolProperty"):
         reference.render(source, reached)
     fails_everywhere(jinja, reached)
+
+
+def test_a_tool_propertys_any_of_and_a_key_of_the_properties_map_are_gos() -> None:
+    """api.ToolProperty's AnyOf ([]api.ToolProperty: printed in struct syntax, json, ranged,
+    measured) and `.name` of the properties map (the map's key; missingkey=zero gives an
+    empty property) were refused or failed; Go's bytes."""
+    source = (f"{{{{ range .Messages }}}}{{{{ .Content }}}}{{{{ end }}}}{TOOL_PROPERTIES}"
+              "{{ $k }}:{{ $p.AnyOf }}|{{ json $p.AnyOf }}|{{ len $p.AnyOf }}|"
+              "{{ range $p.AnyOf }}<{{ toTypeScriptType . }}>{{ end }};{{ end }}"
+              "{{ with .Function.Parameters.Properties }}{{ .b.Type }}|{{ json .Foo }}{{ end }}"
+              "{{ end }}")
+    conv = {"messages": [{"role": "user", "content": "q"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object", "properties": {
+                "a": {"anyOf": [{"type": "string"},
+                                {"type": ["integer", "null"], "description": "d"}]},
+                "b": {"type": "string", "anyOf": []}}}}}]}
+    want = ("q" + "a:[{[] string <nil>  [] <nil> []} {[] [integer null] <nil> d [] <nil> []}]|"
+            '[{"type":"string"},{"type":["integer","null"],"description":"d"}]|2|'
+            "<string><number | null>;" + "b:[]|[]|0|;" + "string|{}")
+    renders_everywhere_as_go(source, verified(source, cases=40), conv, want)

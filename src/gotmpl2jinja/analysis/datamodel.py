@@ -38,6 +38,7 @@ class GoType(Enum):
     PROPERTIES = "templateProperties"
     PROPERTY = "api.ToolProperty"
     PROPERTY_TYPE = "api.PropertyType"
+    PROPERTY_LIST = "[]api.ToolProperty"  # a property's anyOf
     STRINGS = "[]string"
     IMAGES = "[]api.ImageData"  # a message's images: always nil here (outside the contract)
     ANYS = "[]any"
@@ -63,6 +64,7 @@ SLICE_ELEMENTS: dict[GoType, tuple[GoType, str]] = {
     GoType.IMAGES: (GoType.ANY, "image"),  # (never ranged: always nil)
     # a []string; the request gives it as one string or a list (the emitter reads it as a list)
     GoType.PROPERTY_TYPE: (GoType.STRING, "type"),
+    GoType.PROPERTY_LIST: (GoType.PROPERTY, "alternative"),
 }
 
 #: Maps (ranged in sorted key order): value type and natural Jinja names of key and value.
@@ -156,10 +158,11 @@ FIELDS: dict[GoType, dict[str, FieldInfo]] = {
         "Description": FieldInfo("description", GoType.STRING, "''"),
         "Enum": FieldInfo("enum", GoType.ANYS, maybe_missing=True),
         "Required": FieldInfo("required", GoType.STRINGS, maybe_missing=True),
+        "AnyOf": FieldInfo("anyOf", GoType.PROPERTY_LIST, maybe_missing=True),
     },
 }
 
 #: Go fields that exist but that the translator does not model (a TranslationError, not a raise).
 UNMODELLED_FIELDS: dict[GoType, set[str]] = {
-    GoType.PROPERTY: {"AnyOf", "Properties"},
+    GoType.PROPERTY: {"Properties"},
 }

@@ -375,9 +375,11 @@ class Expressions:
             c = self.concrete(e).wrap(ATOM)
             return self.printed_only(
                 f"'[]' if {c}|length == 0 else {self.raising(runtime.ADDRESS).code}", node)
-        if t == GoType.PROPERTY:  # (Go struct syntax; a nested map's pointer: the failure)
-            self.macros.add("print_property")
-            return self.printed_only(f"print_property({e.code})", node)
+        if t in (GoType.PROPERTY, GoType.PROPERTY_LIST):
+            # (Go struct syntax; a nested map's pointer: the failure)
+            macro = "print_property" if t == GoType.PROPERTY else "print_property_list"
+            self.macros.add(macro)
+            return self.printed_only(f"{macro}({e.code})", node)
         raise self.error(f"printing a value of Go type {t.value} is not supported", node)
 
     def message_struct(self, e: Expr) -> tuple[str, str, str, str, str, str]:

@@ -60,6 +60,7 @@ _TYPE_NAMES = {
     GoType.ARGS: "template.templateArgs", GoType.IMAGES: "[]api.ImageData",
     GoType.PROPERTY: "api.ToolProperty", GoType.PROPERTY_TYPE: "api.PropertyType",
     GoType.STRINGS: "[]string", GoType.ANYS: "[]interface {}",
+    GoType.PROPERTY_LIST: "[]api.ToolProperty",
 }
 
 

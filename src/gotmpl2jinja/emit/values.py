@@ -38,6 +38,7 @@ JSON_MACROS = {
     GoType.PARAMETERS: "json_parameters",
     GoType.PROPERTIES: "json_properties",
     GoType.PROPERTY: "json_property",
+    GoType.PROPERTY_LIST: "json_property_list",
     GoType.ARGS: "json_value",
     GoType.ANY: "json_value",
     GoType.STRINGS: "json_value",
@@ -64,7 +65,7 @@ NON_BASIC = {
     GoType.MESSAGES, GoType.MESSAGE, GoType.TOOL_CALLS, GoType.TOOL_CALL, GoType.CALL_FUNCTION,
     GoType.ARGS, GoType.TOOLS, GoType.TOOL, GoType.TOOL_FUNCTION, GoType.PARAMETERS,
     GoType.PROPERTIES, GoType.PROPERTY, GoType.PROPERTY_TYPE, GoType.STRINGS, GoType.ANYS,
-    GoType.IMAGES,
+    GoType.IMAGES, GoType.PROPERTY_LIST,
 }
 
 #: Struct types whose Go type is not comparable (each holds a map or a slice): eq of two of

@@ -291,6 +291,34 @@ _define(
     ("go_fmt_property",),
 )
 
+_define(
+    "json_property_list", "ps",
+    "Go json of a property's AnyOf ([]api.ToolProperty): `[` json_property joined by `,` `]`; "
+    "`null` when absent (Go's nil slice).",
+    """
+{%- if ps is not defined or ps is none -%}{{- 'null' -}}
+{%- else -%}
+{{- '[' -}}
+{%- for a in ps -%}{{- (',' if not loop.first else '') ~ json_property(a) -}}{%- endfor -%}
+{{- ']' -}}
+{%- endif -%}
+""",
+    ("json_property",),
+)
+
+_define(
+    "print_property_list", "ps",
+    "What `{{ $p.AnyOf }}` prints: `[` print_property joined by spaces `]`; `[]` when absent.",
+    """
+{{- '[' -}}
+{%- if ps is defined and ps is not none -%}
+{%- for a in ps -%}{{- (' ' if not loop.first else '') ~ print_property(a) -}}{%- endfor -%}
+{%- endif -%}
+{{- ']' -}}
+""",
+    ("print_property",),
+)
+
 # ---------------------------------------------------------------------------------------------
 # tool calls, in the Jinja side's shape:
 # {"type", "id"?, "function": {"name", "arguments", "index"?}}
