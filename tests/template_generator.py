@@ -212,15 +212,19 @@ def term(draw: st.DrawFn, scope: Scope, level: int = 0, nil: bool = False) -> Te
 
 @st.composite
 def pipeline(draw: st.DrawFn, scope: Scope, level: int = 0) -> Term:
-    """`X | f a`: the value piped in as the last argument."""
+    """`X | f a`: the value piped in as the last argument (of any builtin, `and`/`or` too)."""
     first = draw(st.one_of(field_chain(scope), call(scope, level + 1)))
     name = draw(st.sampled_from(["len", "print", "printf", "json", "not", "html", "index",
-                                 "eq", "slice", "urlquery"]))
+                                 "eq", "slice", "urlquery", "and", "or", "js", "println",
+                                 "lt", "ne", "toTypeScriptType", "call"]))
     extra = ""
     if name == "printf":
         extra = " " + json.dumps(draw(st.sampled_from(PRINTF_FORMATS)))
-    elif name in ("eq", "index"):
+    elif name in ("eq", "index", "lt", "ne"):
         extra = " " + draw(term(scope, 2)).arg()
+    elif name in ("and", "or"):
+        extra = "".join(" " + draw(term(scope, 2, nil=True)).arg()
+                        for _ in range(draw(st.integers(0, 2))))
     result = RESULTS.get(name)
     return Term(f"{first.code} | {name}{extra}", result, simple=False)
 

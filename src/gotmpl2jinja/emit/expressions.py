@@ -52,6 +52,14 @@ from gotmpl2jinja.syntax import nodes
 _KEEP_TEXT = frozenset(("print", "println", "printf", "html", "js", "urlquery", "json"))
 
 
+#: Runtime macros that print a value of these types as text/template does (struct syntax).
+_STRUCT_PRINTS = {GoType.TOOL_CALL: "print_tool_call", GoType.TOOL_CALLS: "print_tool_calls",
+                  GoType.CALL_FUNCTION: "print_tool_call_function"}
+#: The same for the types that may hold an address (a nested property map's pointer).
+_PROPERTY_PRINTS = {GoType.PROPERTY: "print_property",
+                    GoType.PROPERTY_LIST: "print_property_list"}
+
+
 def _keeps_digits(args: list[Expr]) -> bool:
     """Whether `slice` keeps every address's changing digits: no end, and a constant start of
     at most 3 (an address is `0x` and six or more hex digits, so at most `[0x` goes)."""
@@ -309,11 +317,9 @@ class Expressions:
             return Expr(f"'{{' ~ {role} ~ ' ' ~ {content} ~ ' ' ~ {thinking} ~ ' [] ' ~ "
                         f"print_tool_calls({calls}) ~ ' ' ~ {name} ~ ' ' ~ "
                         f"{call_id} ~ '}}'", GoType.STRING, CONCAT, stable=e.stable)
-        if t in (GoType.TOOL_CALL, GoType.TOOL_CALLS, GoType.CALL_FUNCTION):
-            macro = {GoType.TOOL_CALL: "print_tool_call", GoType.TOOL_CALLS: "print_tool_calls",
-                     GoType.CALL_FUNCTION: "print_tool_call_function"}[t]
-            self.macros.add(macro)
-            return Expr(f"{macro}({e.code})", GoType.STRING)
+        if t in _STRUCT_PRINTS:
+            self.macros.add(_STRUCT_PRINTS[t])
+            return Expr(f"{_STRUCT_PRINTS[t]}({e.code})", GoType.STRING)
         if e.is_const:
             if t == GoType.BOOL:
                 return const_expr("true" if e.const else "false")
@@ -375,11 +381,9 @@ class Expressions:
             c = self.concrete(e).wrap(ATOM)
             return self.printed_only(
                 f"'[]' if {c}|length == 0 else {self.raising(runtime.ADDRESS).code}", node)
-        if t in (GoType.PROPERTY, GoType.PROPERTY_LIST):
-            # (Go struct syntax; a nested map's pointer: the failure)
-            macro = "print_property" if t == GoType.PROPERTY else "print_property_list"
-            self.macros.add(macro)
-            return self.printed_only(f"{macro}({e.code})", node)
+        if t in _PROPERTY_PRINTS:  # (Go struct syntax; a nested map's pointer: the failure)
+            self.macros.add(_PROPERTY_PRINTS[t])
+            return self.printed_only(f"{_PROPERTY_PRINTS[t]}({e.code})", node)
         raise self.error(f"printing a value of Go type {t.value} is not supported", node)
 
     def message_struct(self, e: Expr) -> tuple[str, str, str, str, str, str]:
