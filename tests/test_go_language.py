@@ -98,8 +98,9 @@ def test_json_and_printing_of_a_tool_calls_function_are_gos() -> None:
 
 
 @pytest.mark.parametrize(("conv", "want"), [
-    ({"messages": [], "tools": [{"type": "function", "function": {"name": "f"}}]},
-     '{"name": "f", "required": null}'),
+    ({"messages": [{"role": "user", "content": "q"}],
+      "tools": [{"type": "function", "function": {"name": "f"}}]},
+     '{"name": "f", "required": null}q'),
     ({"messages": [{"role": "user", "content": "q"}], "tools": [
         {"type": "function", "function": {"name": "g", "parameters": {
             "type": "object", "properties": {"a": {"type": "string"}}}}},

@@ -146,7 +146,7 @@ def _property(children: st.SearchStrategy[dict[str, Any]] | None) -> st.SearchSt
                           st.lists(st.sampled_from(_TYPE_NAMES), min_size=1, max_size=2,
                                    unique=True)),
         "description": texts(3),
-        "enum": st.lists(st.one_of(texts(2), st.integers(-5, 5)), max_size=3),
+        "enum": st.lists(st.one_of(texts(2), st.integers(-5, 5)), min_size=1, max_size=3),
     }
     if children is not None:
         fields["items"] = children
@@ -309,8 +309,9 @@ def tools_pool() -> tuple[list[dict[str, Any]], ...]:
     values: list[Any] = [[]]
     values += [[_random_tool(rng) for _ in range(rng.choice((1, 1, 2, 3)))] for _ in range(800)]
     # drawn apart, so the lists above stay what they were: api.Tool's own `items` (free JSON,
-    # printed by json of a tool), a property's `required` without nested properties and an
-    # empty `enum` (Go's json tells an empty list from an absent one, nil)
+    # printed by json of a tool), a property's `required` without nested properties (Go's json
+    # tells an empty list from an absent one, nil; no empty `enum`: llama-server's JSON-schema
+    # conversion refuses one)
     more = random.Random(_POOL_SEED + 3)
     for tools in values[1::10]:
         tools[0]["items"] = _random_property(more) if more.random() < 0.5 \
@@ -319,7 +320,6 @@ def tools_pool() -> tuple[list[dict[str, Any]], ...]:
         props = tools[0]["function"].get("parameters", {}).get("properties") or {"a": {}}
         prop = next(iter(props.values()))
         prop.setdefault("required", [_random_key(more) for _ in range(more.randint(0, 2))])
-        prop.setdefault("enum", [])
         tools[0]["function"].setdefault("parameters", {"type": "object"})["properties"] = props
     return tuple(_simplest_first(values))
 
