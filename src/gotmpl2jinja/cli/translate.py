@@ -185,8 +185,9 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     divergence is an error (exit 1) with its minimal conversation. --no-check skips that.
 
     BOS: when the model's tokenizer adds BOS (llama.cpp's rule, read from --gguf, the installed
-    model's GGUF, or --tokenizer-config; --bos/--no-bos overrides), the Jinja writes bos_token
-    first, as transformers and vLLM need; --format hf also writes the BOS facts.
+    model's GGUF, the .gguf a Modelfile's FROM names, or --tokenizer-config; --bos/--no-bos
+    overrides), the Jinja writes bos_token first, as transformers and vLLM need; --format hf
+    also writes the BOS facts.
     """
     from gotmpl2jinja.emit.legacy import collect_warnings
     from gotmpl2jinja.emit.preamble import convert_source
