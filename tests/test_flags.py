@@ -224,3 +224,13 @@ def test_compare_in_training_mode_compares_the_closing_of_the_final_turn() -> No
     # a model's template that closes the turn without the newline Ollama's prints
     unlike = own.replace("'<|im_end|>\\n'", "'<|im_end|>'")
     assert compare_entry(CHATML, unlike, "", "") == ("<|im_end|>\n", "<|im_end|>")
+
+
+def test_the_turn_marker_keeps_ollamas_thinking_tags() -> None:
+    # Ollama infers the thinking tags from the loop body's first text node: a marker action
+    # there took the capability away on Go's side (ThinkLevel empty: no "raw")
+    source = ('{{ and .ThinkLevel "raw" }}{{ range .Messages }}<think>{{ .Thinking }}'
+              '</think>{{ end }}')
+    conv = {"messages": [USER], "think": True, "add_generation_prompt": False}
+    assert go_expected(source, conv) == "raw<think></think>"
+    assert rendered("jinja2", translate(source), conv) == "raw<think></think>"

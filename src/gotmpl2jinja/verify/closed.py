@@ -16,10 +16,12 @@ May depend on: `emit`, `errors`, `syntax`, `verify.conversation`.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from gotmpl2jinja.emit.generation import ChatLoop, chat_loop
 from gotmpl2jinja.errors import Gotmpl2JinjaError
+from gotmpl2jinja.syntax import nodes
 from gotmpl2jinja.syntax.parser import parse
 
 #: The host's flags a harness conversation may carry (never seen by Go).
@@ -61,8 +63,25 @@ def marked_source(go_source: str) -> str | None:
     if close < 0 or (body is not None and body < close + 2):
         raise Gotmpl2JinjaError("the chat loop's range action has no end where expected")
     trimmed = source[close - 2:close] == b" -"
+    first = loop.node.list.nodes[0] if loop.node.list.nodes else None
+    if isinstance(first, nodes.TextNode) and _GO_SPACE.sub("", first.text):
+        # Ollama infers a template's thinking tags from the loop body's first node when it
+        # is text: the marker goes into that text, after what the trim marker removes, so
+        # the body still starts with text that is not blank
+        at = close + 2
+        if trimmed:
+            while source[at:at + 1] in (b" ", b"\t", b"\r", b"\n"):
+                at += 1
+        return (source[:at] + TURN_MARK.encode() + source[at:]).decode()
+    # a body that starts with an action (or blank text): a marker action, trimmed as the
+    # range's own action trims what follows it
     mark = "{{- \"" + TURN_MARK + "\" -}}" if trimmed else "{{\"" + TURN_MARK + "\"}}"
     return (source[:close + 2] + mark.encode() + source[close + 2:]).decode()
+
+
+#: The characters Go's strings.TrimSpace removes (unicode.IsSpace).
+_GO_SPACE = re.compile("[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f"
+                       "\u205f\u3000]")
 
 
 def go_case(go_source: str, conv: dict[str, Any]) -> tuple[str, dict[str, Any], bool]:
