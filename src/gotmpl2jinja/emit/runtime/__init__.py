@@ -45,19 +45,18 @@ API: `MACROS` (name → Macro: params, doc = the contract, source, deps), `macro
 `macro_block(names)` (the same between two comment lines, as the translator pastes it),
 `public_macros()`. Public macros:
 values — json_string, json_number, print_number, go_fmt_float, go_hex_float, go_bin_float,
-go_sharp_float, json_value, print_value, print_slice, print_strings, print_int; tools —
-json_tools, json_tool, json_function, json_parameters, json_properties, print_properties,
-json_property, print_property, json_property_list, print_property_list, print_property_type,
-typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls,
-json_tool_call, json_call_function, print_tool_calls, print_tool_call, print_tool_call_function,
-json_arguments, print_arguments; the template's structs as json — json_message, json_messages;
-Go's builtins and fmt — go_pad, go_pad_number, go_pad_string, go_int, go_html, go_query_number,
-go_len, go_slice, go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string,
-go_fmt_int, go_fmt_json, go_fmt_tool_call, go_fmt_tool_calls, go_fmt_bad_messages, go_fmt_tools,
-go_fmt_tool, go_fmt_function, go_fmt_parameters, go_fmt_properties, go_fmt_property, go_eq_json,
-go_lt_json, go_less; dates — yesterday_date; a string's characters as numbers, and back —
-go_query_escape, go_hex_string, go_escape_runes, go_byte, go_char, go_unicode, go_can_backquote,
-go_quote.
+go_sharp_float, json_value, print_value, print_slice, print_strings, print_int; tools — json_tools,
+json_tool, json_function, json_parameters, json_properties, print_properties, json_property,
+json_map_key, print_property, json_property_list, print_property_list, print_property_type,
+typescript_type; tool calls (Jinja-side shape of the contract) — json_tool_calls, json_tool_call,
+json_call_function, print_tool_calls, print_tool_call, print_tool_call_function, json_arguments,
+print_arguments; the template's structs as json — json_message, json_messages; Go's builtins and
+fmt — go_pad, go_pad_number, go_pad_string, go_int, go_html, go_query_number, go_len, go_slice,
+go_slice_equals, go_slice_len, go_runes, go_truncate, go_fmt_string, go_fmt_int, go_fmt_json,
+go_fmt_tool_call, go_fmt_tool_calls, go_fmt_bad_messages, go_fmt_tools, go_fmt_tool,
+go_fmt_function, go_fmt_parameters, go_fmt_properties, go_fmt_property, go_eq_json, go_lt_json,
+go_less; dates — yesterday_date; a string's characters as numbers, and back — go_query_escape,
+go_hex_string, go_escape_runes, go_byte, go_char, go_unicode, go_can_backquote, go_quote.
 `gotmpl2jinja runtime --list` prints every contract.
 
 Numbers on @huggingface/jinja: -0.0 survives (an integral JS number becomes an IntegerValue,
