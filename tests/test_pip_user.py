@@ -87,7 +87,7 @@ def test_hfjinja_without_node_is_skipped_and_named(monkeypatch: pytest.MonkeyPat
     result = run("verify", str(CHATML), "--cases", "5")
     assert result.exit_code == 0, result.output
     assert "skipped: hfjinja (node not found on PATH" in result.stderr
-    others = [name for name in engine_registry.ENGINES if name != "hfjinja"]
+    others = [name for name in engine_registry.default_engine_names() if name != "hfjinja"]
     assert f"engines={','.join(others)}\t" in result.stdout
     strict = run("verify", str(CHATML), "--cases", "5", "--require-all-engines")
     assert strict.exit_code == 1 and "hfjinja: node not found" in strict.output
@@ -184,7 +184,7 @@ def test_verify_the_shipped_example_from_any_directory(tmp_path: Path) -> None:
     assert example.is_file() and example.is_relative_to(Path(engine_registry.__file__).parents[1])
     done = cli_process("verify", "--example", "--cases", "10", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    every = list(engine_registry.ENGINES)  # all set up here (.ci/run installs them)
+    every = engine_registry.default_engine_names()  # all set up here (.ci/run installs them)
     assert f"engines={','.join(every)}\t" in done.stdout
     assert done.stdout.endswith("1 template(s): 1 equivalent, 0 not\n")
     assert done.stderr.startswith(f"engines: {', '.join(every)}\n")
@@ -315,7 +315,7 @@ PARENT = textwrap.dedent("""
     renderer = ReferenceRenderer(timeout=600)
     renderer.check_parse("x")
     print(renderer.process_id, node._proc.pid, flush=True)
-    renderer.render(%r, {"messages": []})
+    renderer.render(%r, {"messages": [{"role": "user", "content": "x"}]})
 """)
 
 
@@ -570,7 +570,7 @@ def test_engines_install_fails_when_the_setup_fails(monkeypatch: pytest.MonkeyPa
     result = run("engines", "install")
     assert result.exit_code == 1, result.output
     assert built == [True]
-    assert sorted(set(compiled)) == ["llamacpp", "minja"]
+    assert sorted(set(compiled)) == ["llamacpp", "minja", "tokenizer"]
     assert "hfjinja: setup failed: hfjinja: npm install failed (exit 1): npm ERR! network " \
         "unreachable" in result.stderr
     assert "jinja2: available" in result.stdout
@@ -594,7 +594,8 @@ def test_a_missing_python_engine_is_skipped_not_a_traceback(monkeypatch: pytest.
     no_traceback(swept)
     assert swept.exit_code == 0, swept.output
     assert f"skipped: minijinja ({why}); minijinja-trim ({why})" in swept.stderr
-    rest = sorted(n for n in engine_registry.ENGINES if not n.startswith("minijinja"))
+    rest = sorted(n for n in engine_registry.default_engine_names()
+                  if not n.startswith("minijinja"))
     assert f"Engines: {', '.join(rest)}; skipped minijinja ({why})" in table.read_text()
     named = run("sweep", str(CHATML), "--cases", "2", "--engines", "minijinja")
     assert named.exit_code == 1 and f"minijinja: {why}" in named.output

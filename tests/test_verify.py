@@ -16,7 +16,7 @@ from conftest import FIXTURES
 
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.runtime import ADDRESS
-from gotmpl2jinja.engines.registry import ENGINES, raw_engine_names
+from gotmpl2jinja.engines.registry import default_engine_names, raw_engine_names
 from gotmpl2jinja.verify.closed import PREFILL_PAST_CONTENT
 from gotmpl2jinja.verify.conversation import validate
 from gotmpl2jinja.verify.exhaustive import exhaustive_conversations, exhaustive_count
@@ -626,7 +626,7 @@ def test_cli_catches_a_modelfile_jinja_that_forgets_system(qwen_modelfile, tmp_p
     (data,) = json.loads(result.output)
     # (the CLI runs every engine, llama-server's contexts too: forgetting SYSTEM is no
     # out-of-scope kind there)
-    assert sorted(d["engine"] for d in data["divergences"]) == sorted(ENGINES)
+    assert sorted(d["engine"] for d in data["divergences"]) == sorted(default_engine_names())
     for divergence in data["divergences"]:
         if divergence["engine"] in ALL_ENGINES:  # (no messages: out of scope on llama-server)
             assert divergence["conversation"]["messages"] == []
