@@ -29,6 +29,7 @@ from gotmpl2jinja.errors import RenderError
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.verify.conversation import jinja_context
 from gotmpl2jinja.verify.harness import verify_template
+from gotmpl2jinja.verify.outcomes import out_of_scope
 from gotmpl2jinja.verify.strategies import draw_random
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -290,7 +291,8 @@ def test_verify_renders_only_in_scope_cases_on_llama_server(
     tally = result.counts["llamacpp-server"]
     rng = random.Random(3)
     drawn = [draw_random(rng).conversation for _ in range(120)]
-    kinds = [engine.scope(conv, jinja) for conv in drawn]  # type: ignore[attr-defined]
+    # (the runtime's kinds, and a host's call without a generation prompt: verify.outcomes)
+    kinds = [out_of_scope(engine, conv, jinja) for conv in drawn]
     in_scope = [jinja_context(conv) for conv, kind in zip(drawn, kinds, strict=True)
                 if kind is None]
     assert result.ok and tally.cases == 120
