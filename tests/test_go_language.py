@@ -141,8 +141,10 @@ def test_a_tool_propertys_required_is_gos() -> None:
 def test_a_field_go_cannot_evaluate_fails_only_the_requests_that_reach_it() -> None:
     """`$p.Foo` (no such field of api.ToolProperty): Go fails the requests whose tools have a
     property, and renders every other."""
-    source = (f"{{{{ range .Messages }}}}{{{{ .Content }}}}{{{{ end }}}}{TOOL_PROPERTIES}"
-              "{{ $p.Foo }}{{ end }}{{ end }}")
+    # (the tools first, as a system prompt prints them: what follows the chat loop is the
+    # generation prompt's part, which a host's add_generation_prompt=false leaves out)
+    source = (f"{TOOL_PROPERTIES}{{{{ $p.Foo }}}}{{{{ end }}}}{{{{ end }}}}"
+              "{{ range .Messages }}{{ .Content }}{{ end }}")
     jinja = verified(source, cases=60)
     plain = {"messages": [{"role": "user", "content": "q"}],
              "tools": [{"type": "function", "function": {"name": "f"}}]}
