@@ -210,3 +210,28 @@ def test_the_sweep_document_is_generated_by_its_header_command() -> None:
         assert kind in known or kind.startswith(("llama-server refuses the request (",
                                                  "llama-server refuses the template (")), kind
     assert THINKING_DROPPED in kinds and NO_ARGUMENTS in kinds
+
+
+def test_a_translation_claims_tools_on_ollamas_jinja_path_only_where_go_has_them() -> None:
+    """Ollama grants a chat template the tools capability when its text holds `tools` or
+    `tool_call` (jinja_has_tools), its Go template when it reads .Tools: a translation of a
+    template without tools must not gain it through its header comment (56 corpus templates
+    did), or Ollama's Jinja path would take tools requests its Go path refuses, and prefer
+    the Jinja over that Go template (PreferChatTemplate)."""
+    from gotmpl2jinja.engines.ollama_jinja import jinja_has_tools
+    from gotmpl2jinja.errors import Gotmpl2JinjaError
+    from gotmpl2jinja.ollama.capabilities import capabilities
+    from gotmpl2jinja.syntax.parser import parse
+
+    wrong, seen = [], 0
+    for path in sorted(p for p in (ROOT / "fixtures" / "corpus").rglob("*.gotmpl")
+                       if p.is_file()):
+        source = path.read_text(encoding="utf-8")
+        try:
+            jinja = translate(source, name=str(path))
+        except Gotmpl2JinjaError:
+            continue  # refused with its place: no Jinja to ask
+        seen += 1
+        if jinja_has_tools(jinja) != ("tools" in capabilities(parse(source, name=str(path)))):
+            wrong.append(path.relative_to(ROOT).as_posix())
+    assert seen > 100 and wrong == []

@@ -391,14 +391,21 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
             self.root_used |= fim.root_used
             body = fim_branch(fim_body, body)
         definitions = [line for entry in self.templates.by_key.values() for line in entry.lines]
-        return "\n".join(self.header() + self.prelude() + definitions + body)
+        rest = self.prelude() + definitions + body
+        return "\n".join(self.header(reads_tools=any("tools" in line for line in rest)) + rest)
 
-    def header(self) -> list[str]:
+    def header(self, *, reads_tools: bool) -> list[str]:
+        """The header comment names `tools` only where the template reads it: Ollama grants a
+        chat template the tools capability when its text holds `tools` (or `tool_call`), so a
+        comment naming it would give a template without tools a capability its Go template
+        lacks (and make Ollama prefer it over that template: PreferChatTemplate)."""
+        variables = ", ".join(["messages", *(["tools"] if reads_tools else []),
+                               "enable_thinking", "reasoning_effort"])
         lines = [
             f"{{#- Translated by gotmpl2jinja from {header_name(self.template.name)}, an Ollama "
             "Go template.",
             "    Renders byte for byte what Ollama renders, under gotmpl2jinja's equivalence",
-            "    contract (variables: messages, tools, enable_thinking, reasoning_effort). #}",
+            f"    contract (variables: {variables}). #}}",
         ]
         if self.macros:
             lines.append(runtime.macro_block(sorted(self.macros)))
