@@ -231,11 +231,7 @@ class ReferenceRenderer:
         for a capability is a CapabilityRefusal item."""
         if not conversations:
             return []
-        for i, conversation in enumerate(conversations):
-            try:
-                check_conversation(conversation)
-            except ReferenceRendererError as exc:
-                raise ReferenceRendererError(f"conversations[{i}]: {exc}") from None
+        _check_conversations(conversations)
         _check_modelfile_messages(modelfile_messages)
         payload: dict[str, Any] = {
             "op": "render_many", "conversations": conversations,
@@ -270,11 +266,7 @@ class ReferenceRenderer:
         RenderError item."""
         if not conversations:
             return []
-        for i, conversation in enumerate(conversations):
-            try:
-                check_conversation(conversation)
-            except ReferenceRendererError as exc:
-                raise ReferenceRendererError(f"conversations[{i}]: {exc}") from None
+        _check_conversations(conversations)
         payload = {"op": "llama_server_body", "conversations": conversations}
         limit = self._client.timeout * (1 + len(conversations) / 50)
         answer = self._call(payload, "", limit)
@@ -311,6 +303,15 @@ class ReferenceRenderer:
             raise TemplateSyntaxError(verdict.message)
         assert verdict.path is not None
         return verdict.path
+
+
+def _check_conversations(conversations: list[dict[str, Any]]) -> None:
+    """check_conversation on each item of a batch, the error naming the item."""
+    for i, conversation in enumerate(conversations):
+        try:
+            check_conversation(conversation)
+        except ReferenceRendererError as exc:
+            raise ReferenceRendererError(f"conversations[{i}]: {exc}") from None
 
 
 def _check_modelfile_messages(messages: list[dict[str, Any]] | None) -> None:
