@@ -164,14 +164,20 @@ def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--no-check", "no_check", is_flag=True,
               help="Skip checking the Jinja against Ollama's Go rendering before writing it.")
+@click.option("--generation-blocks", "generation_blocks", is_flag=True,
+              help="Put the assistant's own content, thinking and tool calls inside "
+              "{% generation %} blocks (transformers' return_assistant_tokens_mask, TRL's "
+              "assistant_only_loss); refused (exit 1) where the template does not show them. "
+              "Rendered by transformers, @huggingface/jinja, llama.cpp and minja; plain jinja2 "
+              "and minijinja refuse the tag (the check skips them).")
 @family_option
 @timeout_option
 @as_option
 @friendly_errors
 def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | None,
             tokenizer_config: str | None, bos: bool | None, store: str | None,
-            models_alias: str | None, force: bool, no_check: bool, timeout: float, kind: str,
-            family: str | None) -> None:
+            models_alias: str | None, force: bool, no_check: bool, generation_blocks: bool,
+            timeout: float, kind: str, family: str | None) -> None:
     """Translate INPUT into equivalent Jinja.
 
     INPUT is a Go template file, a Modelfile (its SYSTEM and MESSAGE lines become a preamble,
@@ -210,7 +216,8 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     if notice:
         click.echo(notice, err=True)
     with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
-        jinja, problems = collect_warnings(lambda: convert_source(source, facts))
+        jinja, problems = collect_warnings(
+            lambda: convert_source(source, facts, generation_blocks=generation_blocks))
     for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
         click.echo(f"warning: {problem}", err=True)
     unhonoured = flags_note(source.template, source.locate)
@@ -220,13 +227,14 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
         click.echo("warning: not checked against Ollama's rendering (--no-check)", err=True)
     else:
         from gotmpl2jinja.errors import ReferenceRendererError
-        from gotmpl2jinja.verify.check import check_line, check_translation
+        from gotmpl2jinja.verify.check import check_engines, check_line, check_translation
         from gotmpl2jinja.verify.goside import go_renderer
 
         choose_timeout(timeout)
         try:
-            checked = check_translation(source.template, jinja, name=source.name,
-                                        render=go_renderer(source), bos=facts)
+            checked = check_translation(
+                source.template, jinja, name=source.name, render=go_renderer(source), bos=facts,
+                engines=check_engines(generation_blocks=True) if generation_blocks else None)
         except ReferenceRendererError as exc:
             raise ReferenceRendererError(f"cannot check the translation against Ollama's "
                                          f"rendering: {exc} (--no-check skips the check)"

@@ -94,6 +94,9 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
     #: The chat loop whose "last" facts and trailing output hold under add_generation_prompt
     #: (`emit.generation`); None where the flags are not honoured.
     chat: ChatLoop | None = None
+    #: The nodes printing the assistant's own text, each written inside a `{% generation %}`
+    #: block (`emit.assistant`; empty unless asked for).
+    generation: frozenset[int] = frozenset()
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -225,6 +228,16 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         self.line("{%- endif %}")
 
     def emit_node(self, node: nodes.Node) -> None:
+        if id(node) in self.generation:
+            self.flush()
+            self.line("{%- generation %}")
+            self.emit_other(node)
+            self.flush()
+            self.line("{%- endgeneration %}")
+        else:
+            self.emit_other(node)
+
+    def emit_other(self, node: nodes.Node) -> None:
         if isinstance(node, nodes.TextNode):
             if node.text:
                 self.output(const_expr(node.text))

@@ -94,14 +94,16 @@ def with_preamble(preamble: str, jinja: str) -> str:
     return header + preamble + separator + body
 
 
-def convert_source(source: Source, bos: BosFacts | None = None) -> str:
+def convert_source(source: Source, bos: BosFacts | None = None, *,
+                   generation_blocks: bool = False) -> str:
     """The Jinja for a Source: the translated template with the Modelfile preamble inside.
 
     The translator's header comment stays first; the preamble goes right after it, so the
     rewritten `messages` is what the translated prelude (collate and the rest) reads. Raises
     TranslationError (with FILE:LINE:COL) for what cannot be translated faithfully. `bos`:
-    the model's tokenizer facts (the Jinja writes bos_token first when it adds BOS).
+    the model's tokenizer facts (the Jinja writes bos_token first when it adds BOS);
+    `generation_blocks`: the assistant's own text inside `{% generation %}` blocks.
     """
     jinja = translate(source.template, name=source.name, bos=bos,
-                      family=source.family)
+                      family=source.family, generation_blocks=generation_blocks)
     return with_preamble(modelfile_preamble(source.system, source.messages), jinja)

@@ -12,6 +12,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from gotmpl2jinja.analysis import analyze
+from gotmpl2jinja.emit.assistant import generation_nodes
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.family import translating_for
 from gotmpl2jinja.emit.generation import ChatLoop, chat_loop
@@ -33,10 +34,11 @@ def uses_messages(template: nodes.Template) -> bool:
     return bool(facts.uses_messages(template))
 
 
-def emit(template: nodes.Template) -> str:
+def emit(template: nodes.Template, *, generation_blocks: bool = False) -> str:
     """Jinja for a parsed template, messages or legacy path (raises TranslationError when
-    unfaithful)."""
-    return _without_nul_near_a_raise(template, _emit(template))
+    unfaithful); `generation_blocks`: the assistant's own text inside `{% generation %}`
+    blocks (`emit.assistant`), refused where it cannot be decided."""
+    return _without_nul_near_a_raise(template, _emit(template, generation_blocks))
 
 
 #: A `raise_exception` call on one string literal, as the emitter writes every one.
@@ -73,16 +75,30 @@ def _without_nul_near_a_raise(template: nodes.Template, jinja: str) -> str:
     raise TranslationError(reason, name=template.name)
 
 
-def _emit(template: nodes.Template) -> str:
+def _assistant_text(template: nodes.Template) -> frozenset[int]:
+    found = generation_nodes(template)
+    if isinstance(found, tuple):
+        line, col, why = found
+        raise TranslationError("--generation-blocks: " + why, name=template.name,
+                               line=line or None, col=col or None)
+    return found
+
+
+def _emit(template: nodes.Template, generation_blocks: bool = False) -> str:
     if not uses_messages(template):  # the per-turn path (ollama-semantics.md §9)
+        if generation_blocks:
+            raise TranslationError("--generation-blocks: the template has no .Messages "
+                                   "(a per-turn template): no chat loop to mark",
+                                   name=template.name)
         return translate_legacy(template, template.name)
+    generation = _assistant_text(template) if generation_blocks else frozenset()
     analysis = analyze(template)
     found = chat_loop(template)
     chat = found if isinstance(found, ChatLoop) else None
     last: Retype | None = None
     for _ in range(8):
         try:
-            return Emitter(template, analysis, chat=chat).run()
+            return Emitter(template, analysis, chat=chat, generation=generation).run()
         except Retype as retype:
             last = retype
             if analysis.mixed.get(retype.var_id) == retype.types:  # no progress: give up here
@@ -92,13 +108,13 @@ def _emit(template: nodes.Template) -> str:
 
 
 def translate(source: str, name: str = "template", *, bos: BosFacts | None = None,
-              family: FamilySteps | None = None) -> str:
+              family: FamilySteps | None = None, generation_blocks: bool = False) -> str:
     """Go template source → equivalent Jinja source; with `bos` facts whose `adds_bos` is true,
     the Jinja writes `bos_token` first (`with_bos`); `family`: the steps Ollama takes for the
     model's family, parser and config (ollama.family), written into the Jinja too."""
     template = parse(source, name=name)
     with translating_for(family):
-        jinja = emit(template)
+        jinja = emit(template, generation_blocks=generation_blocks)
     if bos is None or not bos.adds_bos:
         return jinja
     _refuse_stripped_bos(template, bos)

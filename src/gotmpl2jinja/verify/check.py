@@ -37,13 +37,23 @@ CHECK_EXHAUSTIVE = 1
 CHECK_CASES = 200
 
 
-def check_engines() -> list[str]:
+#: The engines that parse `{% generation %}` blocks (measured; docs/jinja-portability.md):
+#: transformers' own environment (its AssistantTracker extension), @huggingface/jinja (cuts
+#: the tags out first), llama.cpp's engine and minja (render the body); jinja2 without that
+#: extension and minijinja refuse the unknown tag.
+GENERATION_ENGINES = frozenset({"transformers", "hfjinja", "llamacpp", "llamacpp-server",
+                                "minja", "minja-server", "ollama-jinja"})
+
+
+def check_engines(*, generation_blocks: bool = False) -> list[str]:
     """The engines a translation is checked on: every available engine that renders the
     contract's variables (the registry's `select_engines`: jinja2 and minijinja with the
     package's dependencies, the others once set up by `gotmpl2jinja engines install`).
     llama-server's contexts are left to `verify`: they cost tens of milliseconds a case, and
-    what they add is the runtime's reshaping of requests, not the translation's correctness."""
-    return [name for name in select_engines().used if "server" not in ENGINES[name].tags]
+    what they add is the runtime's reshaping of requests, not the translation's correctness.
+    `generation_blocks`: only those of them that parse `{% generation %}`."""
+    return [name for name in select_engines().used if "server" not in ENGINES[name].tags
+            and (not generation_blocks or name in GENERATION_ENGINES)]
 
 
 class TranslationDiverged(TranslationError):
