@@ -76,8 +76,15 @@ def marked_go(source: str) -> str:
         if isinstance(n, nodes.ActionNode):  # {{ .Content }} → {{ print "M" .Content "N" }}
             start = n.pipe.cmds[0].args[0].pos.offset
             name = raw[start:raw.index(b"}}", start)].rstrip(b" \t\r\n-")
-            edits.append((start, f'print "{OPEN}" '))
-            edits.append((start + len(name), f' "{CLOSE}"'))
+            role = ids[id(n)]
+            if role is None:
+                edits.append((start, f'print "{OPEN}" '))
+                edits.append((start + len(name), f' "{CLOSE}"'))
+            else:  # the markers for an assistant message only: Go's own role test
+                test = f'eq {"." if isinstance(role, nodes.FieldNode) else ""}' \
+                    f'{".".join(role.ident)} "assistant"'
+                edits.append((start, f'print (or (and ({test}) "{OPEN}") "") '))
+                edits.append((start + len(name), f' (or (and ({test}) "{CLOSE}") "")'))
         else:  # the range over .ToolCalls: a marker at each iteration's start and end
             close = raw.index(b"}}", n.pos.offset)
             trimmed = raw[close - 2:close] == b" -"
@@ -137,6 +144,18 @@ def test_the_seed_masks_exactly_the_assistants_text_go_prints() -> None:
     assert text == call + call + "It is 20C."
 
 
+def test_a_content_printed_for_every_role_is_masked_for_the_assistant_only() -> None:
+    source = "{{ range .Messages }}<|{{ .Role }}|>{{ .Content }}\n{{ end }}<|assistant|>"
+    jinja = translate(source, generation_blocks=True)
+    conv = {"messages": [{"role": "user", "content": "hi"},
+                         {"role": "assistant", "content": "yo"},
+                         {"role": "user", "content": "x"}]}
+    text, masked = jinja_mask(jinja, conv)
+    assert text == "<|user|>hi\n<|assistant|>yo\n<|user|>x\n<|assistant|>"
+    assert [text[i] for i in sorted(masked)] == ["y", "o"]
+    assert (text, masked) == go_mask(source, conv)
+
+
 def corpus_templates() -> list[Path]:
     seen: set[str] = set()
     found = []
@@ -162,12 +181,12 @@ def test_the_corpus_masks_exactly_the_assistants_text_go_prints() -> None:
         for conv in CONVERSATIONS:
             conv = {"messages": conv["messages"]}  # think: refused where no thinking
             assert jinja_mask(jinja, conv) == go_mask(source, conv), path.parent.name
-    assert accepted == 26
+    assert accepted == 41
 
 
 @pytest.mark.parametrize("source, reason", [
-    ("{{ range .Messages }}<|{{ .Role }}|>{{ .Content }}{{ end }}",
-     "1:40: --generation-blocks: a message's content"),
+    ("{{ range .Messages }}{{ len .Content }}{{ end }}",
+     "1:29: --generation-blocks: a message's content"),
     ("{{ .Prompt }}", "no .Messages"),
     ('{{ range .Messages }}{{ if eq .Role "assistant" }}{{ $c := .Content }}{{ $c }}'
      "{{ end }}{{ end }}", "1:74: --generation-blocks"),
@@ -218,3 +237,19 @@ def test_the_harness_finds_ollamas_bytes_on_those_engines() -> None:
     result = verify_template(SEED, jinja, cases=40, engines=["transformers", "hfjinja"],
                              name="seed")
     assert result.ok, result
+
+
+@pytest.mark.slow
+def test_the_corpus_translations_with_blocks_render_ollamas_bytes_on_every_parsing_engine(
+) -> None:
+    """~20 s: the 41 accepted corpus templates, 40 cases each, 0 divergences."""
+    engines = [e for e in ("transformers", "hfjinja", "llamacpp", "minja")
+               if e in select_engines().used]
+    for path in corpus_templates():
+        source = path.read_text()
+        if isinstance(generation_nodes(parse(source)), tuple):
+            continue
+        jinja = translate(source, name=path.parent.name, generation_blocks=True)
+        result = verify_template(source, jinja, cases=40, engines=engines,
+                                 name=path.parent.name)
+        assert result.ok, path.parent.name

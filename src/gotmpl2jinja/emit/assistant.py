@@ -5,7 +5,9 @@ chat template renders inside `{% generation %}…{% endgeneration %}`. Ollama's 
 the assistant's content, thinking and tool calls from the message's own fields in its chat loop;
 this module finds, in the AST, the actions that do so in a branch where the message is known to
 be the assistant's (`if eq .Role "assistant"`): `{{ .Content }}`, `{{ .Thinking }}` and the
-`range .ToolCalls`. Where such a field is printed another way (also through a variable holding
+`range .ToolCalls`; a `{{ .Content }}`/`{{ .Thinking }}` printed for any role (ChatML's
+`<|{{ .Role }}|>{{ .Content }}`) is marked under a test of the message's role in the Jinja.
+Where such a field is printed another way (also through a variable holding
 it), or where the role is not known there, the blocks cannot be decided and the option is
 refused (a sentence). A variable holding one may be tested: conditions print nothing.
 
@@ -26,15 +28,20 @@ ASSISTANT, OTHER, UNKNOWN = "assistant", "other", "unknown"
 Refusal = tuple[int, int, str]
 
 
-def generation_nodes(template: nodes.Template) -> frozenset[int] | Refusal:
-    """The ids of the nodes whose output is the assistant's own text, or why they cannot be
-    decided."""
+#: The nodes whose output is the assistant's own text, by id: None where the message is known
+#: to be the assistant's there, else the message's `.Role` (a node to test in the Jinja: the
+#: block is written under `role == 'assistant'`, the same output without it otherwise).
+Blocks = dict[int, "nodes.FieldNode | nodes.VariableNode | None"]
+
+
+def generation_nodes(template: nodes.Template) -> Blocks | Refusal:
+    """The nodes whose output is the assistant's own text, or why they cannot be decided."""
     found_loop = _chat_loop(template)
     if isinstance(found_loop, tuple):
         return found_loop
     loop = found_loop
     var = loop.pipe.decl[-1].ident[0] if loop.pipe.decl else None
-    found: set[int] = set()
+    found: Blocks = {}
     refusal: list[Refusal] = []
     held: set[str] = set()  # variables holding (or computed from) the assistant's text
 
@@ -60,6 +67,12 @@ def generation_nodes(template: nodes.Template) -> frozenset[int] | Refusal:
     def plain(pipe: nodes.PipeNode, dot_is_message: bool, fields: tuple[str, ...]) -> bool:
         return not pipe.decl and len(pipe.cmds) == 1 and len(pipe.cmds[0].args) == 1 \
             and own_field(pipe.cmds[0].args[0], dot_is_message) in fields
+
+    def role_of(arg: nodes.Node) -> nodes.FieldNode | nodes.VariableNode:
+        """`.Role` of the message whose field `arg` reads."""
+        if isinstance(arg, nodes.VariableNode):
+            return nodes.VariableNode(ident=[arg.ident[0], "Role"], pos=arg.pos)
+        return nodes.FieldNode(ident=["Role"], pos=arg.pos)
 
     def refuse(n: nodes.Node, why: str) -> None:
         if not refusal:
@@ -90,11 +103,12 @@ def generation_nodes(template: nodes.Template) -> frozenset[int] | Refusal:
                     if role != OTHER and reads_own(n.pipe, dot_is_message) is not None:
                         held.update(v.ident[0] for v in n.pipe.decl)
                 elif role == ASSISTANT and plain(n.pipe, dot_is_message, OWN_FIELDS[:2]):
-                    found.add(id(n))
+                    found[id(n)] = None
+                elif role == UNKNOWN and plain(n.pipe, dot_is_message, OWN_FIELDS[:2]):
+                    found[id(n)] = role_of(n.pipe.cmds[0].args[0])
                 elif role != OTHER and (at := reads_own(n.pipe, dot_is_message)) is not None:
                     refuse(at, "a message's content, thinking or tool calls are printed here "
-                           "other than as {{ .Content }} or {{ .Thinking }} of a message known "
-                           "to be the assistant's")
+                           "other than as {{ .Content }} or {{ .Thinking }} of the message")
             elif isinstance(n, nodes.IfNode):
                 if role != OTHER and n.pipe.decl \
                         and reads_own(n.pipe, dot_is_message) is not None:
@@ -111,7 +125,7 @@ def generation_nodes(template: nodes.Template) -> frozenset[int] | Refusal:
                     visit(n.else_list, else_role, dot_is_message)
             elif isinstance(n, nodes.RangeNode) and role == ASSISTANT \
                     and plain(n.pipe, dot_is_message, ("ToolCalls",)) and n.else_list is None:
-                found.add(id(n))
+                found[id(n)] = None
             elif isinstance(n, nodes.BranchNode):  # with, other ranges: the dot changes
                 if role != OTHER and (at := reads_own(n.pipe, dot_is_message)) is not None:
                     refuse(at, "a message's content, thinking or tool calls are read here "
@@ -132,7 +146,7 @@ def generation_nodes(template: nodes.Template) -> frozenset[int] | Refusal:
     if not found:
         return (loop.pos.line, loop.pos.col, "the chat loop prints no {{ .Content }} "
                 "of a message known to be the assistant's")
-    return frozenset(found)
+    return found
 
 
 def _chat_loop(template: nodes.Template) -> nodes.RangeNode | Refusal:

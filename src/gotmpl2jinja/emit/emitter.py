@@ -31,6 +31,7 @@ from gotmpl2jinja.analysis import (
     messages_alike_when_nil,
 )
 from gotmpl2jinja.emit import family, runtime
+from gotmpl2jinja.emit.assistant import Blocks
 from gotmpl2jinja.emit.collate import Collating, system_join
 from gotmpl2jinja.emit.comparisons import Comparisons
 from gotmpl2jinja.emit.expressions import Expressions
@@ -96,7 +97,7 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
     chat: ChatLoop | None = None
     #: The nodes printing the assistant's own text, each written inside a `{% generation %}`
     #: block (`emit.assistant`; empty unless asked for).
-    generation: frozenset[int] = frozenset()
+    generation: Blocks = field(default_factory=dict)
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -228,14 +229,27 @@ class Emitter(Statements, Expressions, Knowledge, Strings, Comparisons, Printing
         self.line("{%- endif %}")
 
     def emit_node(self, node: nodes.Node) -> None:
-        if id(node) in self.generation:
-            self.flush()
-            self.line("{%- generation %}")
+        if id(node) not in self.generation:
+            self.emit_other(node)
+            return
+        role = self.generation[id(node)]
+        self.flush()
+        if role is not None:  # the assistant's turn only: the same output otherwise
+            test = self.pipeline(nodes.PipeNode(cmds=[nodes.CommandNode(args=[role])]))
+            self.line(f"{{%- if {test.wrap(ATOM)} == 'assistant' %}}")
+            self.depth += 1
+        self.line("{%- generation %}")
+        self.emit_other(node)
+        self.flush()
+        self.line("{%- endgeneration %}")
+        if role is not None:
+            self.depth -= 1
+            self.line("{%- else %}")
+            self.depth += 1
             self.emit_other(node)
             self.flush()
-            self.line("{%- endgeneration %}")
-        else:
-            self.emit_other(node)
+            self.depth -= 1
+            self.line("{%- endif %}")
 
     def emit_other(self, node: nodes.Node) -> None:
         if isinstance(node, nodes.TextNode):

@@ -12,7 +12,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from gotmpl2jinja.analysis import analyze
-from gotmpl2jinja.emit.assistant import generation_nodes
+from gotmpl2jinja.emit.assistant import Blocks, generation_nodes
 from gotmpl2jinja.emit.emitter import Emitter
 from gotmpl2jinja.emit.family import translating_for
 from gotmpl2jinja.emit.generation import ChatLoop, chat_loop
@@ -75,7 +75,7 @@ def _without_nul_near_a_raise(template: nodes.Template, jinja: str) -> str:
     raise TranslationError(reason, name=template.name)
 
 
-def _assistant_text(template: nodes.Template) -> frozenset[int]:
+def _assistant_text(template: nodes.Template) -> Blocks:
     found = generation_nodes(template)
     if isinstance(found, tuple):
         line, col, why = found
@@ -91,7 +91,7 @@ def _emit(template: nodes.Template, generation_blocks: bool = False) -> str:
                                    "(a per-turn template): no chat loop to mark",
                                    name=template.name)
         return translate_legacy(template, template.name)
-    generation = _assistant_text(template) if generation_blocks else frozenset()
+    generation = _assistant_text(template) if generation_blocks else {}
     analysis = analyze(template)
     found = chat_loop(template)
     chat = found if isinstance(found, ChatLoop) else None
