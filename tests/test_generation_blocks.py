@@ -19,11 +19,13 @@ from click.testing import CliRunner
 
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.assistant import generation_nodes
+from gotmpl2jinja.emit.generation import honoured
 from gotmpl2jinja.emit.translator import translate
 from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engine, select_engines
 from gotmpl2jinja.ollama.reference import render as go_render
 from gotmpl2jinja.syntax import nodes
 from gotmpl2jinja.syntax.parser import parse
+from gotmpl2jinja.verify.closed import NEXT_MESSAGE, cut_closed, marked_source
 from gotmpl2jinja.verify.conversation import jinja_context, validate
 from gotmpl2jinja.verify.harness import verify_template
 
@@ -99,8 +101,25 @@ def marked_go(source: str) -> str:
 
 def go_mask(source: str, conv: dict[str, Any]) -> tuple[str, set[int]]:
     """Ollama's bytes for `conv`, and the positions of the assistant's own text in them."""
-    out = go_render(marked_go(source), conv, now=DEFAULT_NOW.isoformat())
-    text, masked, inside = [], set(), 0
+    return _unmarked(go_render(marked_go(source), conv, now=DEFAULT_NOW.isoformat()))
+
+
+def go_mask_closed(source: str, conv: dict[str, Any]) -> tuple[str, set[int]]:
+    """The same for a finished conversation rendered closed (add_generation_prompt false: the
+    training call), Go's closed rendering (`verify.closed`) of the marked template."""
+    marked = marked_source(marked_go(source))
+    assert marked is not None
+    messages = [*conv["messages"], dict(NEXT_MESSAGE)]
+    out = cut_closed(go_render(marked, {**conv, "messages": messages},
+                               now=DEFAULT_NOW.isoformat()))
+    assert out is not None
+    return _unmarked(out)
+
+
+def _unmarked(out: str) -> tuple[str, set[int]]:
+    text: list[str] = []
+    masked: set[int] = set()
+    inside = 0
     for ch in out:
         if ch == OPEN:
             inside += 1
@@ -113,7 +132,8 @@ def go_mask(source: str, conv: dict[str, Any]) -> tuple[str, set[int]]:
     return "".join(text), masked
 
 
-def jinja_mask(jinja: str, conv: dict[str, Any]) -> tuple[str, set[int]]:
+def jinja_mask(jinja: str, conv: dict[str, Any], *, generation: bool = True
+               ) -> tuple[str, set[int]]:
     """transformers' rendering and the characters inside its generation indices."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
@@ -122,7 +142,7 @@ def jinja_mask(jinja: str, conv: dict[str, Any]) -> tuple[str, set[int]]:
               if k not in ("messages", "tools", "add_generation_prompt")}
     out, indices = render_jinja_template(
         [context["messages"]], tools=context.get("tools"), chat_template=jinja,
-        add_generation_prompt=True, return_assistant_tokens_mask=True, **kwargs)
+        add_generation_prompt=generation, return_assistant_tokens_mask=True, **kwargs)
     return out[0], {i for start, end in indices[0] for i in range(start, end)}
 
 
@@ -182,6 +202,28 @@ def test_the_corpus_masks_exactly_the_assistants_text_go_prints() -> None:
             conv = {"messages": conv["messages"]}  # think: refused where no thinking
             assert jinja_mask(jinja, conv) == go_mask(source, conv), path.parent.name
     assert accepted == 41
+
+
+TRAINING = [conv["messages"][:-1] for conv in CONVERSATIONS[:2]]  # ending with the assistant
+
+
+def test_training_data_masks_the_assistants_text_of_the_closed_turns() -> None:
+    """TRL's call: finished conversations, add_generation_prompt false, the mask asked for; on
+    every accepted corpus template whose structure honours the flag (emit.generation)."""
+    count = 0
+    for path in [SEED_PATH, *corpus_templates()]:
+        source = path.read_text()
+        if isinstance(generation_nodes(parse(source)), tuple) \
+                or honoured(parse(source)) is not None:
+            continue
+        count += 1
+        jinja = translate(source, name=path.parent.name, generation_blocks=True)
+        for messages in TRAINING:
+            conv = {"messages": messages}
+            expected = go_mask_closed(source, conv)
+            assert expected[1]
+            assert jinja_mask(jinja, conv, generation=False) == expected, path.parent.name
+    assert count == 28  # the seed and 27 corpus templates
 
 
 @pytest.mark.parametrize("source, reason", [
