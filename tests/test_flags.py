@@ -234,3 +234,23 @@ def test_the_turn_marker_keeps_ollamas_thinking_tags() -> None:
     conv = {"messages": [USER], "think": True, "add_generation_prompt": False}
     assert go_expected(source, conv) == "raw<think></think>"
     assert rendered("jinja2", translate(source), conv) == "raw<think></think>"
+
+
+def test_a_closed_call_go_fails_on_is_counted_not_compared() -> None:
+    """`slice .Content 3` fails on the added message's empty content: Go's closed rendering
+    fails and Execute returns no text, so where the failure lies is unknown; the harness counts
+    such a case as its own kind on every engine instead of comparing it (a divergence before),
+    while the same template's other calls are still compared."""
+    from gotmpl2jinja.verify.closed import CLOSED_GO_FAILS
+
+    source = "{{ range .Messages }}[{{ slice .Content 3 }}]{{ end }}"
+    conv = {"messages": [{"role": "user", "content": "abcd"}], "add_generation_prompt": False}
+    go = go_outcome(BARE, *go_case(source, conv)[:2], DEFAULT_NOW)
+    assert go.output is None and "index out of range: 3" in (go.error or "")
+    jinja = translate(source)
+    assert rendered("jinja2", jinja, conv) == "[d]"
+    result = verify_template(source, cases=60, engines=["jinja2", "minijinja"], seed=1)
+    assert not result.divergences
+    for engine in ("jinja2", "minijinja"):
+        tally = result.counts[engine]
+        assert tally.runtime_differs.get(CLOSED_GO_FAILS, 0) > 0 and tally.equal > 0

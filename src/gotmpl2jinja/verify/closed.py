@@ -104,6 +104,13 @@ def cut_closed(output: str) -> str | None:
     return output[:at].replace(TURN_MARK, "")
 
 
+#: The kind of a host's closed call (add_generation_prompt false) where Go's rendering with the
+#: added message fails: Execute returns no text, so where the failure lies (in the added turn or
+#: past the chat loop, after the cut, or before it) cannot be told; not compared, counted.
+CLOSED_GO_FAILS = ("closed rendering fails in Go (an error with the added message: not "
+                   "compared, the failure may lie past the cut)")
+
+
 #: The kind of a prefill transformers' own mechanism cannot give Ollama's bytes for, as Go
 #: itself shows (`prefill_cut`): its prefill is the turn rendered closed, cut after the content.
 PREFILL_PAST_CONTENT = ("prefill past the final content (transformers cuts the turn after it; "

@@ -44,6 +44,7 @@ from gotmpl2jinja.errors import (
     reporting_crash,
 )
 from gotmpl2jinja.verify.closed import (
+    CLOSED_GO_FAILS,
     PREFILL_PAST_CONTENT,
     go_case,
     host_call,
@@ -54,6 +55,7 @@ from gotmpl2jinja.verify.conversation import jinja_context, validate
 from gotmpl2jinja.verify.exhaustive import exhaustive_conversations
 from gotmpl2jinja.verify.outcomes import (
     BARE,
+    NO_CLOSING_TURN,
     Divergence,
     EngineTally,
     GoBatchRenderer,
@@ -200,12 +202,16 @@ class _Checker:
         finally:  # an engine process is never given a second batch while one is in flight
             wait(remote.values())
         jinja: dict[str, list[Outcome]] = {}
+        unknown = [self.closed_unknown(conv, go) for conv, go in zip(convs, go_outcomes,
+                                                                     strict=True)]
         for engine in engines:
             items = iter(local[engine.name] if engine.name in local
                          else remote[engine.name].result())
-            jinja[engine.name] = [outcome_of(next(items)) if kind is None
-                                  else Outcome(out_of_scope=kind)
-                                  for kind in kinds[engine.name]]
+            found = [outcome_of(next(items)) if kind is None else Outcome(out_of_scope=kind)
+                     for kind in kinds[engine.name]]
+            jinja[engine.name] = [Outcome(out_of_scope=unknown[i])
+                                  if unknown[i] and item.out_of_scope is None else item
+                                  for i, item in enumerate(found)]
         if self.tokens is not None:  # one tokenizer request per convention for the batch
             self.tokens.prefetch([
                 (name, go_outcomes[i].output or "", items[i].output or "")
@@ -232,12 +238,20 @@ class _Checker:
                 found[i] = PREFILL_PAST_CONTENT
         return found
 
+    def closed_unknown(self, conv: dict[str, Any], go: Outcome) -> str | None:
+        """CLOSED_GO_FAILS where the case is a host's closed call and Go's rendering of it (the
+        conversation plus the added message) failed: what the closed rendering is, Go cannot
+        say then (`verify.closed`)."""
+        if go.failed and go.error != NO_CLOSING_TURN and go_case(self.go_source, conv)[2]:
+            return CLOSED_GO_FAILS
+        return None
+
     def scope(self, engine: Engine, conv: dict[str, Any], go: Outcome) -> str | None:
         """The out-of-scope kind of one case on `engine` (single renders)."""
         kind = out_of_scope(engine, conv, self.jinja_source)
         if kind is None and getattr(engine, "cuts_prefill", False):
             kind = self.prefill_scope([conv], [go])[0]
-        return kind
+        return kind or self.closed_unknown(conv, go)
 
     def go_single(self, conv: dict[str, Any]) -> Outcome:
         """Go's outcome of one case, for the host's call it carries (`verify.closed`)."""

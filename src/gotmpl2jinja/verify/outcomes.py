@@ -286,14 +286,17 @@ def out_of_scope(engine: Engine, conv: dict[str, Any], template: str) -> str | N
     return kind
 
 
+#: Go rendered the closed call but began no turn for the added message (nothing to cut at).
+NO_CLOSING_TURN = "the closed rendering: Go began no turn of the message after the conversation"
+
+
 def closed_outcome(item: Outcome, cut: bool) -> Outcome:
     """Go's outcome of a case, cut to the closed rendering where `cut` (`verify.closed`)."""
     if not cut or item.output is None:
         return item
     closed = cut_closed(item.output)
     if closed is None:
-        return replace(item, output=None, error="the closed rendering: Go began no turn of "
-                                                 "the message after the conversation")
+        return replace(item, output=None, error=NO_CLOSING_TURN)
     return replace(item, output=closed)
 
 
