@@ -18,6 +18,7 @@ from gotmpl2jinja.engines.base import (
 )
 from gotmpl2jinja.engines.cpp import build
 from gotmpl2jinja.engines.cpp_engines import (
+    GPT_OSS_CONTENT,
     MALLOC_TUNING,
     SERVER_OUT_OF_SCOPE,
     CppEngine,
@@ -183,7 +184,32 @@ def test_out_of_scope_kinds_on_llama_server() -> None:
     assert server_scope({"messages": [user], "think": False}, minja=True) == \
         "thinking control (minja era)"
     assert server_scope({"messages": [user]}) is None
+    thought = {**named, "thinking": ""}
+    assert server_scope({"messages": [user, thought, user]}, gpt_oss=True) == GPT_OSS_CONTENT
+    assert server_scope({"messages": [user, thought, user]}) is None
+    assert server_scope({"messages": [user, named, user]}, gpt_oss=True) is None
     assert len(SERVER_OUT_OF_SCOPE) == 7
+
+
+def test_llama_servers_gpt_oss_handler_erases_content_beside_thinking_and_tool_calls() -> None:
+    """Found by the corpus sweep (unsloth's gpt-oss Modelfile): on a template holding
+    `<|channel|>`, llama-server drops the content of a message with reasoning_content and
+    tool calls, while Go and the raw engine print it: a kind of its own on llamacpp-server."""
+    source = ("{{ range .Messages }}<|channel|>{{ .Content }}|{{ .Thinking }}"
+              "{{ range .ToolCalls }}:{{ .Function.Name }}{{ end }};{{ end }}")
+    jinja = translate(source)
+    message = {"role": "assistant", "content": "C", "thinking": "T",
+               "tool_calls": [{"function": {"name": "f", "arguments": {}}}]}
+    conv = {"messages": [{"role": "user", "content": "q"}, message,
+                         {"role": "user", "content": "r"}]}
+    printed = "<|channel|>q|;<|channel|>C|T:f;<|channel|>r|;"
+    assert reference.render(source, conv) == printed
+    assert get_engine("llamacpp").render(jinja, jinja_context(conv)) == printed
+    server = get_engine("llamacpp-server")
+    erased = "<|channel|>q|;<|channel|>|T:f;<|channel|>r|;"
+    assert server.render(jinja, jinja_context(conv)) == erased
+    assert server.scope(conv, jinja) == GPT_OSS_CONTENT
+    assert get_engine("ollama-jinja").scope(conv, jinja) != GPT_OSS_CONTENT
 
 
 def test_llama_server_drops_a_tools_own_items() -> None:

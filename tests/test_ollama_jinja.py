@@ -22,6 +22,7 @@ from gotmpl2jinja.engines.registry import default_engine_names, get_engine, sele
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.verify.conversation import jinja_context
 from gotmpl2jinja.verify.harness import verify_template
+from gotmpl2jinja.verify.outcomes import CLOSED_ON_SERVER
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "fixtures" / "seeds" / "002_qwen-style.gotmpl"
@@ -205,7 +206,8 @@ def test_the_sweep_document_is_generated_by_its_header_command() -> None:
     totals = text.split("**Out of scope on a runtime context**", 1)[1].split("\n", 1)[0]
     listed = totals.split("): ollama-jinja: ", 1)[1].rstrip(".").split("; ollama-jinja: ")
     kinds = [part.rsplit(" ", 1)[0] for part in listed]
-    known = (*OLLAMA_OUT_OF_SCOPE, *SERVER_OUT_OF_SCOPE, NO_SYSTEM_ROLE, STRING_ARGUMENTS)
+    known = (*OLLAMA_OUT_OF_SCOPE, *SERVER_OUT_OF_SCOPE, NO_SYSTEM_ROLE, STRING_ARGUMENTS,
+             CLOSED_ON_SERVER)
     for kind in kinds:
         assert kind in known or kind.startswith(("llama-server refuses the request (",
                                                  "llama-server refuses the template (")), kind

@@ -123,6 +123,12 @@ NO_SYSTEM_ROLE = "system message (the runtime's probe finds no system role)"
 #: into the map Ollama's template prints.
 STRING_ARGUMENTS = "tool-call arguments as a string (the runtime's probe sees no object arguments)"
 
+#: llama.cpp's gpt-oss handler (a template holding `<|channel|>`) copies `reasoning_content` to
+#: `thinking` and erases the `content` of a message that also has tool calls, before the
+#: template runs: Ollama's template sees that content and prints it.
+GPT_OSS_CONTENT = ("content beside thinking and tool calls (llama-server's gpt-oss handler "
+                   "erases it)")
+
 #: How llama-server answers 400 to a request it cannot parse or convert (before any template
 #: runs): such a case is the runtime refusing the request, a kind of its own.
 _REFUSED_REQUEST = ("Failed to parse tools", "JSON schema conversion failed",
@@ -137,10 +143,10 @@ _REFUSED_TEMPLATE = "Unable to generate parser for this template"
 
 
 def server_scope(conv: dict[str, Any], *, minja: bool = False, system_role: bool = True,
-                 object_arguments: bool = True) -> str | None:
+                 object_arguments: bool = True, gpt_oss: bool = False) -> str | None:
     """The first kind of SERVER_OUT_OF_SCOPE (and, for minja's era, MINJA_SERVER_OUT_OF_SCOPE,
-    and NO_SYSTEM_ROLE or STRING_ARGUMENTS where the probe says so) that `conv` (a contract
-    conversation) is of."""
+    NO_SYSTEM_ROLE or STRING_ARGUMENTS where the probe says so, GPT_OSS_CONTENT where llama.cpp
+    takes the template for gpt-oss's) that `conv` (a contract conversation) is of."""
     if "prompt" in conv or "suffix" in conv:
         return "fill-in-the-middle"
     messages = conv.get("messages", [])
@@ -158,6 +164,8 @@ def server_scope(conv: dict[str, Any], *, minja: bool = False, system_role: bool
         return "tool-level items"
     if not system_role and any(str(m.get("role", "")).lower() == "system" for m in messages):
         return NO_SYSTEM_ROLE
+    if gpt_oss and any("thinking" in m and m.get("tool_calls") for m in messages):
+        return GPT_OSS_CONTENT
     if minja and "think" in conv:
         return "thinking control (minja era)"
     if minja and (conv.get("tools") or any(m.get("tool_calls") or m.get("role") == "tool"
@@ -173,6 +181,9 @@ class CppEngine:
 
     #: it renders in a process of its own: the harness may wait on it from a worker thread
     out_of_process = True
+    #: the request may carry thinking (`reasoning_content`), which llama.cpp's gpt-oss handler
+    #: acts on (GPT_OSS_CONTENT); Ollama's own request never does
+    sends_thinking = True
 
     def __init__(self, engine: str, *, server: bool, now: dt.datetime | None = None) -> None:
         self.engine = engine
@@ -205,7 +216,9 @@ class CppEngine:
                                     caps.get("requires_object_arguments", True))
         return server_scope(conv, minja=self.engine == "minja",
                             system_role=bool(caps.get("supports_system_role", True)),
-                            object_arguments=bool(object_arguments))
+                            object_arguments=bool(object_arguments),
+                            gpt_oss=(self.sends_thinking and self.engine == "llamacpp"
+                                     and "<|channel|>" in template))
 
     def caps(self, template: str) -> dict[str, Any]:
         """What the runtime's capability probe finds `template` supports (cached)."""

@@ -122,6 +122,9 @@ def ollama_request(context: dict[str, Any]) -> dict[str, Any]:
 class OllamaJinjaEngine(CppEngine):
     """llama-server's chat code (the `llamacpp` driver) given the body Ollama builds."""
 
+    #: Ollama sends no message's thinking (so llama.cpp's gpt-oss handler erases no content)
+    sends_thinking = False
+
     def __init__(self, now: dt.datetime | None = None) -> None:
         super().__init__("llamacpp", server=True, now=now)
         self.name = "ollama-jinja"
