@@ -17,6 +17,18 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = FIXTURES / "corpus"
 
+
+def distinct_corpus_templates() -> list[Path]:
+    """Every corpus `template.gotmpl`, the first of each distinct text (sorted by path)."""
+    seen: set[str] = set()
+    found = []
+    for path in sorted(CORPUS.glob("**/template.gotmpl"), key=str):
+        text = path.read_text()
+        if text not in seen:
+            seen.add(text)
+            found.append(path)
+    return found
+
 settings.register_profile(
     "ci",
     deadline=None,

@@ -7,12 +7,12 @@ Expected bytes are written by hand from Go's own output (the reference renderer,
 
 from __future__ import annotations
 
-import glob
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import distinct_corpus_templates
 
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.generation import LEGACY, honoured
@@ -166,18 +166,6 @@ TRAINING = [
 ]
 
 
-def corpus_templates() -> list[Path]:
-    seen: set[str] = set()
-    found = []
-    for name in sorted(glob.glob(str(ROOT / "fixtures/corpus/**/template.gotmpl"),
-                                 recursive=True)):
-        text = Path(name).read_text()
-        if text not in seen:
-            seen.add(text)
-            found.append(Path(name))
-    return found
-
-
 def test_training_formatting_closes_the_final_turn_on_the_corpus() -> None:
     """Full conversations ending with the assistant, add_generation_prompt=False, through
     transformers' own render_jinja_template (what TRL's SFTTrainer calls): the Jinja gives
@@ -186,7 +174,7 @@ def test_training_formatting_closes_the_final_turn_on_the_corpus() -> None:
     from transformers.utils.chat_template_utils import render_jinja_template
 
     honoured_count = closed_differs = 0
-    for path in corpus_templates():
+    for path in distinct_corpus_templates():
         source = path.read_text()
         if honoured(parse(source)) is not None:
             continue

@@ -9,13 +9,13 @@ report inside the generation indices, and the rest of the bytes stay Ollama's.
 
 from __future__ import annotations
 
-import glob
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import distinct_corpus_templates
 
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.assistant import generation_nodes
@@ -176,23 +176,11 @@ def test_a_content_printed_for_every_role_is_masked_for_the_assistant_only() -> 
     assert (text, masked) == go_mask(source, conv)
 
 
-def corpus_templates() -> list[Path]:
-    seen: set[str] = set()
-    found = []
-    for name in sorted(glob.glob(str(ROOT / "fixtures/corpus/**/template.gotmpl"),
-                                 recursive=True)):
-        text = Path(name).read_text()
-        if text not in seen:
-            seen.add(text)
-            found.append(Path(name))
-    return found
-
-
 def test_the_corpus_masks_exactly_the_assistants_text_go_prints() -> None:
     """Every corpus template the option accepts: the mask is Go's assistant text, the bytes
     are Ollama's, on transformers' own render_jinja_template."""
     accepted = 0
-    for path in corpus_templates():
+    for path in distinct_corpus_templates():
         source = path.read_text()
         if isinstance(generation_nodes(parse(source)), tuple):
             continue
@@ -211,7 +199,7 @@ def test_training_data_masks_the_assistants_text_of_the_closed_turns() -> None:
     """TRL's call: finished conversations, add_generation_prompt false, the mask asked for; on
     every accepted corpus template whose structure honours the flag (emit.generation)."""
     count = 0
-    for path in [SEED_PATH, *corpus_templates()]:
+    for path in [SEED_PATH, *distinct_corpus_templates()]:
         source = path.read_text()
         if isinstance(generation_nodes(parse(source)), tuple) \
                 or honoured(parse(source)) is not None:
@@ -287,7 +275,7 @@ def test_the_corpus_translations_with_blocks_render_ollamas_bytes_on_every_parsi
     """~20 s: the 41 accepted corpus templates, 40 cases each, 0 divergences."""
     engines = [e for e in ("transformers", "hfjinja", "llamacpp", "minja")
                if e in select_engines().used]
-    for path in corpus_templates():
+    for path in distinct_corpus_templates():
         source = path.read_text()
         if isinstance(generation_nodes(parse(source)), tuple):
             continue
