@@ -242,3 +242,22 @@ def test_a_closed_call_go_fails_on_is_counted_not_compared() -> None:
     for engine in ("jinja2", "minijinja"):
         tally = result.counts[engine]
         assert tally.runtime_differs.get(CLOSED_GO_FAILS, 0) > 0 and tally.equal > 0
+
+
+def test_a_chat_loop_that_can_break_keeps_ollamas_prompt() -> None:
+    """Found by the generator (seed 19, 1,500 templates): with a `break` of the chat loop's own,
+    the message added after the conversation gets no turn, and the cut fell at the first
+    message's turn (Go's closed rendering "", every engine "a"). Such a loop does not honour
+    the flags: both sides keep Ollama's prompt. An inner range's break ends that range only."""
+    from gotmpl2jinja.emit.generation import chat_loop
+
+    source = "{{- range $x := .Messages -}}a{{- break -}}{{- end -}}"
+    reason = chat_loop(parse(source))
+    assert isinstance(reason, str) and reason.startswith("1:31: the chat loop can stop early")
+    conv = {"messages": [{"role": "system"}], "add_generation_prompt": False}
+    assert go_expected(source, conv) == "a"
+    assert rendered("jinja2", translate(source), conv) == "a"
+    result = verify_template(source, cases=60, engines=["jinja2", "minijinja"], seed=1)
+    assert not result.divergences
+    inner = "{{ range .Messages }}{{ range .ToolCalls }}{{ break }}{{ end }}{{ .Content }}{{ end }}"
+    assert not isinstance(chat_loop(parse(inner)), str)

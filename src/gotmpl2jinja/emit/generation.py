@@ -89,7 +89,7 @@ def chat_loop(template: nodes.Template) -> ChatLoop | str:
     if any(not isinstance(c, nodes.IfNode) or not is_messages(c.pipe) for c in chain):
         return where + ("the range over .Messages is inside a definition, another range, or "
                         "an if or with on something else than .Messages")
-    other = _other_reading(template, node) or _prints_after_last_test(node)
+    other = _stops_early(node) or _other_reading(template, node) or _prints_after_last_test(node)
     if other is not None:
         return other
     tests = frozenset(id(branch.pipe.cmds[0]) for branch in node.list.walk()
@@ -151,6 +151,28 @@ def _other_reading(template: nodes.Template, loop: nodes.RangeNode) -> str | Non
                     return (f"{n.pos.line}:{n.pos.col}: the chat loop counts the messages "
                             "left other than to ask whether this is the last one")
     return None
+
+
+def _stops_early(loop: nodes.RangeNode) -> str | None:
+    """Why not, where the chat loop has a `break` of its own (not an inner range's): the loop
+    may stop before the message added after the conversation, which then has no turn to cut
+    at (the closed rendering is not defined); None where it has none."""
+
+    def first_break(lst: nodes.ListNode | None) -> nodes.BreakNode | None:
+        for n in lst.nodes if lst is not None else ():
+            if isinstance(n, nodes.BreakNode):
+                return n
+            if isinstance(n, nodes.IfNode | nodes.WithNode):
+                found = first_break(n.list) or first_break(n.else_list)
+                if found is not None:
+                    return found
+        return None  # (an inner range's break, even in its else, ends that range only)
+
+    found = first_break(loop.list)
+    if found is None:
+        return None
+    return (f"{found.pos.line}:{found.pos.col}: the chat loop can stop early ({{{{ break }}}}), "
+            "before the message after the conversation has a turn")
 
 
 def _prints_after_last_test(loop: nodes.RangeNode) -> str | None:
