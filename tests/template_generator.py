@@ -3,8 +3,9 @@
 Why a generator: the corpus and the hand-written cases cover the templates people wrote; the
 translator's promise is about every template. These strategies reach the combinations nobody
 wrote: every construct of the grammar (text, comments, actions, pipelines, if/else if/else,
-range with and without variables and else, with/else, break/continue, define/template/block,
-variables declared, reassigned and shadowed), every field of every struct at every level
+range with and without variables (declared, or assigned with `=`) and else (which sees them),
+with/else, break/continue, define/template/block, variables declared, reassigned and
+shadowed), every field of every struct at every level
 (taken from `analysis.FIELDS`, so a new field is generated the day it is modelled), every
 builtin and Ollama function with operands of every type the data model gives, trim markers,
 and text full of Go and Jinja metacharacters.
@@ -336,27 +337,35 @@ def range_statement(draw: st.DrawFn, scope: Scope, defines: Defines) -> str:
     choice = draw(st.sampled_from(collections)) if collections else None
     if choice is None or draw(st.integers(0, 5)) == 0:
         over = draw(st.one_of(term(scope), literal()))
-        code, elem, key = over.code, None, None
+        code, over_type, elem, key = over.code, over.type, None, None
     else:
         code, t = choice
+        over_type = t
         if t in SLICE_ELEMENTS:
             elem, key = SLICE_ELEMENTS[t][0], GoType.INT
         else:
             elem, key = MAP_VALUES[t][0], GoType.STRING
     decl = draw(st.sampled_from(["", "one", "two"]))
     inner = scope.deeper(dot=elem, in_range=True)
+    otherwise = scope.deeper()  # the else sees the range's variables: Go binds them to `over`
+    declared = {name for name, _ in scope.variables}
     head = "range "
     if decl == "one":
         name = "$" + draw(st.sampled_from(scope.names))
-        head += f"{name} := "
+        # now and then `=` on a variable declared before (the translator refuses it)
+        op = "=" if name in declared and draw(st.integers(0, 7)) == 0 else ":="
+        head += f"{name} {op} "
         inner = inner.with_var(name, elem)
+        otherwise = otherwise.with_var(name, over_type)
     elif decl == "two":
         a, b = draw(st.lists(st.sampled_from(scope.names), min_size=2, max_size=2, unique=True))
-        head += f"${a}, ${b} := "
+        op = "=" if {"$" + a, "$" + b} <= declared and draw(st.integers(0, 7)) == 0 else ":="
+        head += f"${a}, ${b} {op} "
         inner = inner.with_var("$" + a, key).with_var("$" + b, elem)
+        otherwise = otherwise.with_var("$" + a, over_type).with_var("$" + b, over_type)
     out = _action(draw, head + code) + draw(statements(inner, defines))
     if draw(st.integers(0, 3)) == 0:
-        out += _action(draw, "else") + draw(statements(scope.deeper(), defines))
+        out += _action(draw, "else") + draw(statements(otherwise, defines))
     return out + _action(draw, "end")
 
 

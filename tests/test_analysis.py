@@ -102,6 +102,10 @@ def test_a_definition_has_its_own_scope_and_argument() -> None:
     ("{{ if gt (len .Messages) 0 }}x{{ end }}", False),
     ("{{ if .Messages }}{{ else }}{{ len .Messages }}{{ end }}", False),
     ("{{ range .Messages }}{{ else }}{{ json .Messages }}{{ end }}", False),
+    # a range's variables hold the list itself in its else (the generator's seed 20)
+    ("{{ range $x := .Messages }}{{ else }}{{ $x }}{{ end }}", False),
+    ("{{ range $i, $m := .Messages }}{{ else }}{{ $i }}{{ end }}", False),
+    ("{{ range $i, $m := .Messages }}{{ $m.Content }}{{ else }}none{{ end }}", True),
     ("{{ if or .System .Messages }}{{ len .Messages }}{{ end }}", False),
     ("{{ $m := .Messages }}{{ range $m }}{{ end }}", False),
     ("{{ if $m := .Messages }}{{ end }}", False),

@@ -108,6 +108,26 @@ def test_legacy_builtins_take_the_fim_path_like_go(name: str) -> None:
         assert renders(jinja, request) == {render(source, request)}, request
 
 
+@pytest.mark.parametrize("source", [
+    # found by the template generator (seed 20): Go binds a range's variables to the list
+    # before it iterates, so its else prints nil (`<no value>`) on this path, `[]` in a chat
+    '{{- $x := "" -}}{{- range $x := .Messages -}}{{- else -}}a{{- $x -}}{{- end -}}',
+    "{{ range $i, $m := .Messages }}{{ else }}{{ $m }}|{{ $i }}{{ end }}",
+])
+def test_a_range_variable_read_in_its_else_takes_the_fim_path_like_go(source: str) -> None:
+    jinja = translate(source)
+    request = {"prompt": "P", "suffix": "S"}
+    assert render(source, request).endswith("<no value>")
+    assert renders(jinja, request) == {render(source, request)}
+    assert renders(jinja, {"messages": []}) == {render(source, {"messages": []})}
+
+
+def test_a_range_assigning_earlier_variables_is_refused_with_its_place() -> None:
+    # Go sets $x to the list, then to each element, and it keeps the last after the loop
+    with pytest.raises(Gotmpl2JinjaError, match=r"^template:1:14: range assigning to variables"):
+        translate("{{ $x := 1 }}{{ range $x = .Messages }}{{ end }}{{ $x }}")
+
+
 def test_empty_prompt_or_suffix_from_a_host_means_the_chat_path() -> None:
     """Ollama's condition is prompt != "" && suffix != "": a host that passes empty strings gets
     the chat rendering (the contract itself never passes them)."""

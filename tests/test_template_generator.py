@@ -16,10 +16,11 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, find, given, seed, settings
 from template_generator import go_templates
 
 from gotmpl2jinja.emit import translate
@@ -28,6 +29,8 @@ from gotmpl2jinja.engines.registry import raw_engine_names
 from gotmpl2jinja.errors import TemplateSyntaxError, TranslationError
 from gotmpl2jinja.ollama import reference
 from gotmpl2jinja.ollama.reference import shared_renderer
+from gotmpl2jinja.syntax import nodes
+from gotmpl2jinja.syntax.parser import parse
 from gotmpl2jinja.verify.harness import verify_template
 from gotmpl2jinja.verify.outcomes import format_divergence
 
@@ -98,6 +101,27 @@ CI_EXAMPLES = int(os.environ.get("GENERATOR_EXAMPLES", "200"))
 @given(go_templates())
 def test_generated_templates_translate_exactly_or_are_refused(source: str) -> None:
     check_generated(source, CI_TALLY)
+
+
+def _range_else_reads_its_variable(source: str) -> bool:
+    for node in parse(source).root.walk():
+        if isinstance(node, nodes.RangeNode) and node.pipe.decl and node.else_list:
+            names = {v.ident[0] for v in node.pipe.decl}
+            if any(isinstance(n, nodes.VariableNode) and n.ident[0] in names
+                   for n in node.else_list.walk()):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("what", [
+    # Go binds a range's variables to the ranged value before it iterates: its else sees them
+    # (seed 20 of the slow run reached one only through an outer variable of the same name)
+    _range_else_reads_its_variable,
+    lambda source: re.search(r"range \$\w+(, \$\w+)? = ", source) is not None,
+], ids=["a range's else reads the range's variable", "a range assigns earlier variables"])
+def test_the_generator_reaches(what: Callable[[str], bool]) -> None:
+    assert what(find(go_templates(), what, settings=settings(
+        max_examples=5000, database=None, suppress_health_check=list(HealthCheck))))
 
 
 SLOW_TALLY: Counter[str] = Counter()

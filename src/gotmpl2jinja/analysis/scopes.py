@@ -180,6 +180,11 @@ class _Analyzer:
         if isinstance(node, nodes.ActionNode):
             self.walk_pipe(node.pipe, cond=False)
         elif isinstance(node, nodes.RangeNode):
+            if node.pipe.is_assign:
+                # Go sets the outer variables to the pipeline's value, then to each index and
+                # element, and they keep the last after the loop: not modelled
+                raise self.error("range assigning to variables declared before it "
+                                 "(`range $x = …`): not supported", node)
             self.go_scopes.append({})
             self.walk_pipe(node.pipe, cond=False, declare=False)
             self.loop_depth += 1
@@ -350,6 +355,13 @@ def _guards(pipe: nodes.PipeNode) -> bool:
         and any(_is_messages(a) for a in args[1:])
 
 
+def _reads_any(node: nodes.Node | None, variables: list[nodes.VariableNode]) -> bool:
+    """`node` reads a variable of one of those names (a redeclared one counts too)."""
+    names = {v.ident[0] for v in variables}
+    return node is not None and any(
+        isinstance(n, nodes.VariableNode) and n.ident[0] in names for n in node.walk())
+
+
 def _alike(node: nodes.Node) -> bool:
     if isinstance(node, nodes.ListNode):
         return all(_alike(n) for n in node.nodes)
@@ -363,7 +375,10 @@ def _alike(node: nodes.Node) -> bool:
         if isinstance(node, nodes.RangeNode):
             args = pipe.cmds[0].args if len(pipe.cmds) == 1 else []
             if len(args) == 1 and _is_messages(args[0]):
-                return else_ok  # the body runs once per message: never, for both
+                # the body runs once per message: never, for both; but Go binds the range's
+                # variables to the list itself before it iterates, so an else that reads them
+                # sees nil in one and an empty list in the other
+                return else_ok and not _reads_any(node.else_list, pipe.decl)
             return not _mentions_messages(pipe) and _alike(node.list) and else_ok
         cond_ok = not _mentions_messages(pipe) if pipe.decl else _truth_alike(pipe)
         return cond_ok and (_guards(pipe) or _alike(node.list)) and else_ok
