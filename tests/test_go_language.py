@@ -176,3 +176,22 @@ def test_a_tool_propertys_any_of_and_a_key_of_the_properties_map_are_gos() -> No
             '[{"type":"string"},{"type":["integer","null"],"description":"d"}]|2|'
             "<string><number | null>;" + "b:[]|[]|0|;" + "string|{}")
     renders_everywhere_as_go(source, verified(source, cases=40), conv, want)
+
+
+def test_len_of_a_tool_call_argument_is_gos() -> None:
+    """`len` of a decoded-JSON value: a string's UTF-8 bytes, a list's or an object's size
+    (the translation raised for every one; found by the coverage table on all engines, an
+    empty string argument: Go `0`); Go fails on a number, a bool and null."""
+    source = ("{{ range .Messages }}{{ range .ToolCalls }}{{ range $k, $v := .Function.Arguments }}"
+              "{{ $k }}={{ len $v }};{{ end }}{{ end }}{{ end }}")
+    jinja = verified(source, cases=40)
+    args = {"s": "héllo", "l": [1, "x", None], "o": {"a": 1, "b": 2}, "e": ""}
+    conv = {"messages": [{"role": "assistant", "content": "",
+                          "tool_calls": [{"function": {"name": "f", "arguments": args}}]}]}
+    renders_everywhere_as_go(source, jinja, conv, "e=0;l=3;o=2;s=6;")
+    for value in (1, 1.5, True, None):
+        failing = {"messages": [{"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "f", "arguments": {"n": value}}}]}]}
+        with pytest.raises(RenderError, match="len of"):
+            reference.render(source, failing)
+        fails_everywhere(jinja, failing)

@@ -17,8 +17,9 @@ from conftest import FIXTURES
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.runtime import ADDRESS
 from gotmpl2jinja.engines.registry import default_engine_names, raw_engine_names
-from gotmpl2jinja.verify.closed import PREFILL_PAST_CONTENT
-from gotmpl2jinja.verify.conversation import validate
+from gotmpl2jinja.errors import RenderError
+from gotmpl2jinja.verify.closed import PREFILL_CONTENT_CHANGED, PREFILL_PAST_CONTENT
+from gotmpl2jinja.verify.conversation import jinja_context, validate
 from gotmpl2jinja.verify.exhaustive import exhaustive_conversations, exhaustive_count
 from gotmpl2jinja.verify.harness import verify_template as _verify_template
 from gotmpl2jinja.verify.outcomes import Outcome, VerifyResult, agree, describe_diff, visible
@@ -113,6 +114,26 @@ def assert_caught_everywhere(result: VerifyResult, max_messages: int) -> None:
     for name, tally in result.counts.items():
         assert tally.diverged >= 1, name
         assert tally.cases == tally.equal + tally.both_failed + tally.diverged + tally.refused
+
+
+@pytest.mark.parametrize("function", ["js", "urlquery"])
+def test_a_prefill_transformers_refuses_is_a_kind_not_a_divergence(function: str) -> None:
+    """A template that escapes the content: for a prefill whose content it changes ("&" is
+    "\\u0026" or "%26") transformers itself raises (the content is not in its rendering), where
+    Ollama renders; found by the coverage table on all engines."""
+    from gotmpl2jinja.emit import translate
+    from gotmpl2jinja.engines.registry import get_engines
+
+    source = f"{{{{ range .Messages }}}}{{{{ .Content | {function} }}}}{{{{ end }}}}"
+    jinja = translate(source)
+    (engine,) = get_engines(["transformers"])
+    prefill = {"messages": [{"role": "assistant", "content": "&"}], "continue_final_message": True}
+    with pytest.raises(RenderError, match="final message does not appear in the chat"):
+        engine.render(jinja, jinja_context(prefill))
+    result = verify_template(source, jinja, cases=300, exhaustive=1, seed=3,
+                             engines=["transformers"])
+    assert result.ok, result.divergences
+    assert result.counts["transformers"].runtime_differs[PREFILL_CONTENT_CHANGED] > 0
 
 
 def test_hand_written_chatml_is_equivalent_on_every_engine() -> None:

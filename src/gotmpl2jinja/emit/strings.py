@@ -193,7 +193,21 @@ class Strings:
                         non_negative=True, bytes_of=a)
         if a.type in SLICE_ELEMENTS or a.type in MAP_VALUES:
             return self.length(a)
+        if a.type == GoType.ANY:
+            return self.json_length(a, node)
         return self.raising(f"len of type {a.type.value}")
+
+    def json_length(self, a: Expr, node: nodes.Node) -> Expr:
+        """`len` of a decoded-JSON value, known only at run time: a string's UTF-8 bytes, a
+        list's or an object's size; Go fails on a number, a bool and nil."""
+        c = a.wrap(COMPARE)
+        text = self.fn_len([replace(a, type=GoType.STRING, maybe_undefined=False)], node)
+        size = Expr(f"{a.wrap(ATOM)}|length", GoType.INT, ATOM, stable=a.stable, loop=a.loop,
+                    non_negative=True)
+        fails = self.raising(f"len of type {a.type.value}")
+        return self.merge(((f"{c} is string", text),
+                           (f"{c} is none or {c} is boolean or {c} is number", fails),
+                           (None, size)), None, node)
 
     def fn_index(self, args: list[Expr], node: nodes.Node) -> Expr:
         if not args:

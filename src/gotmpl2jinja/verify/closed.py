@@ -115,6 +115,10 @@ CLOSED_GO_FAILS = ("closed rendering fails in Go (an error with the added messag
 #: itself shows (`prefill_cut`): its prefill is the turn rendered closed, cut after the content.
 PREFILL_PAST_CONTENT = ("prefill past the final content (transformers cuts the turn after it; "
                         "Ollama's open turn prints more or other bytes)")
+#: The kind of a prefill transformers refuses (ValueError) because the final content, or its
+#: tag, does not appear in the rendering: the template changes it (escapes it, cuts it, …).
+PREFILL_CONTENT_CHANGED = ("prefill of a content the template changes (transformers refuses "
+                           "it: the final content does not appear in the rendering)")
 #: What transformers' `render_jinja_template` appends to the final content to find it.
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
@@ -126,6 +130,13 @@ def tagged(conv: dict[str, Any]) -> dict[str, Any]:
     messages = [dict(m) for m in plain["messages"]]
     messages[-1]["content"] = messages[-1].get("content", "") + _CONTINUE_TAG
     return {**plain, "messages": messages}
+
+
+def prefill_refused(conv: dict[str, Any], rendered: str) -> bool:
+    """transformers' `render_jinja_template` refuses this prefill: the final content (spaces
+    stripped) or the tag is not in the rendering of the tagged conversation."""
+    content = without_flags(conv)["messages"][-1].get("content", "")
+    return content.strip() not in rendered or _CONTINUE_TAG.strip() not in rendered
 
 
 def prefill_cut(rendered: str) -> str | None:

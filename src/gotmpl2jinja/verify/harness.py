@@ -45,10 +45,12 @@ from gotmpl2jinja.errors import (
 )
 from gotmpl2jinja.verify.closed import (
     CLOSED_GO_FAILS,
+    PREFILL_CONTENT_CHANGED,
     PREFILL_PAST_CONTENT,
     go_case,
     host_call,
     prefill_cut,
+    prefill_refused,
     tagged,
 )
 from gotmpl2jinja.verify.conversation import jinja_context, validate
@@ -225,7 +227,9 @@ class _Checker:
         """Per case, PREFILL_PAST_CONTENT where the case is a host's prefill that transformers'
         mechanism (the final content tagged, the turn rendered closed, the text cut at the
         tag) cannot give Ollama's bytes for, as Go itself shows: Go's closed rendering of the
-        tagged conversation, cut there, is not Go's prompt. Else None."""
+        tagged conversation, cut there, is not Go's prompt; PREFILL_CONTENT_CHANGED where
+        transformers refuses the call, the final content not being in that rendering. Else
+        None."""
         at = [i for i, conv in enumerate(convs) if host_call(conv) == "continue"]
         found: list[str | None] = [None] * len(convs)
         if not at:
@@ -233,6 +237,9 @@ class _Checker:
         again = self._go_outcomes([{**tagged(convs[i]), "add_generation_prompt": False}
                                    for i in at])
         for i, item in zip(at, again, strict=True):
+            if item.output is not None and prefill_refused(convs[i], item.output):
+                found[i] = PREFILL_CONTENT_CHANGED
+                continue
             cut = prefill_cut(item.output) if item.output is not None else None
             if cut is None or cut != go[i].output:
                 found[i] = PREFILL_PAST_CONTENT
