@@ -261,3 +261,47 @@ def test_a_chat_loop_that_can_break_keeps_ollamas_prompt() -> None:
     assert not result.divergences
     inner = "{{ range .Messages }}{{ range .ToolCalls }}{{ break }}{{ end }}{{ .Content }}{{ end }}"
     assert not isinstance(chat_loop(parse(inner)), str)
+
+
+@pytest.mark.parametrize(("source", "at"), [
+    # a loop before the chat loop leaves the added message's role in $r (Go's closed rendering
+    # "next-turn:", the Jinja "system:"), and one inside it the added message itself
+    ('{{ $r := "" }}{{ range .Messages }}{{ $r = .Role }}{{ end }}'
+     "{{ range .Messages }}{{ $r }}:{{ .Content }}{{ end }}", "1:39"),
+    ("{{ range $m := .Messages }}{{ $x := $m }}{{ range $.Messages }}{{ $x = . }}{{ end }}"
+     "{{ $x.Role }}{{ end }}", "1:67"),
+])
+def test_another_range_over_the_messages_that_assigns_keeps_ollamas_prompt(
+        source: str, at: str) -> None:
+    """It walks the message added after the conversation too, so what it leaves differs in
+    the closed rendering before the cut: such a template does not honour the flags."""
+    from gotmpl2jinja.emit.generation import chat_loop
+
+    reason = chat_loop(parse(source))
+    assert isinstance(reason, str) and reason.startswith(f"{at}: another range over .Messages")
+    conv = {"messages": [{"role": "system"}], "add_generation_prompt": False}
+    assert go_expected(source, conv).startswith("system")  # Ollama's prompt
+    assert rendered("jinja2", translate(source), conv) == go_expected(source, conv)
+    result = verify_template(source, cases=60, engines=["jinja2", "minijinja"], seed=1)
+    assert not result.divergences
+
+
+@pytest.mark.parametrize("guard", ['eq .Role "user"', 'and .Content (eq $m.Role "user" "tool")',
+                                   'and (ge (len .Role) 7) (eq (slice .Role 0 7) "control")'])
+def test_a_loop_assigning_only_for_a_named_role_still_honours_the_flags(guard: str) -> None:
+    """The last-user-message loop (the seed, Devstral, Granite's "control" roles): the added
+    message's role (`next-turn`) never passes its test, so it leaves the same values."""
+    from gotmpl2jinja.emit.generation import ChatLoop, chat_loop
+
+    source = (f"{{{{ $u := -1 }}}}{{{{ range $i, $m := .Messages }}}}{{{{ if {guard} }}}}"
+              "{{ $u = $i }}{{ end }}{{ end }}{{ range $i, $m := .Messages }}"
+              "{{ if eq $i $u }}*{{ end }}{{ .Role }}:{{ .Content }};{{ end }}")
+    assert isinstance(chat_loop(parse(source)), ChatLoop)
+    result = verify_template(source, cases=60, engines=["jinja2", "minijinja"], seed=1)
+    assert not result.divergences
+    unguarded = source.replace(f"{{{{ if {guard} }}}}{{{{ $u = $i }}}}{{{{ end }}}}",
+                               "{{ $u = $i }}")
+    assert isinstance(chat_loop(parse(unguarded)), str)
+    next_turn = source.replace('"user"', '"next-turn"', 1)
+    assert 'next-turn' not in guard and (next_turn == source or isinstance(
+        chat_loop(parse(next_turn)), str))

@@ -195,3 +195,19 @@ def test_len_of_a_tool_call_argument_is_gos() -> None:
         with pytest.raises(RenderError, match="len of"):
             reference.render(source, failing)
         fails_everywhere(jinja, failing)
+
+
+@pytest.mark.parametrize(("source", "want"), [
+    # a range's index and element assigned in a nested loop, read after it in the body (the
+    # Jinja set the loop's own name and read the namespace's, or the reverse)
+    ("{{ range $i, $m := .Messages }}{{ range $m.ToolCalls }}{{ $i = 7 }}{{ end }}{{ $i }}"
+     "{{ end }}", "0727"),
+    ("{{ range $m := .Messages }}{{ range $.Messages }}{{ $m = . }}{{ end }}{{ $m.Role }}|"
+     "{{ end }}", "assistant|" * 4),
+    # and in the range's else, where it holds the ranged value (found by the generator, seed
+    # 23: the namespace was created in the loop's body only)
+    ("{{ range $k, $t := .Tools }}{{ range $.Messages }}{{ $k = 9 }}{{ end }}{{ else }}"
+     "{{ $k = $k }}{{ len $k }}{{ end }}{{ range .Messages }}{{ .Content }}{{ end }}", "0qr"),
+])
+def test_a_ranges_own_variables_assigned_in_a_nested_loop(source: str, want: str) -> None:
+    renders_everywhere_as_go(source, verified(source, cases=30), CALLS, want)

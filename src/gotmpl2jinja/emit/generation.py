@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 from gotmpl2jinja.syntax import nodes
 
+#: The role of the message `verify.closed` adds after the conversation (its NEXT_MESSAGE).
+NEXT_ROLE = "next-turn"
+
 #: The reason every legacy template gives (it has no range over .Messages).
 LEGACY = ("it has no .Messages (Ollama renders each turn with .Prompt and .Response, and the "
           "last turn's openness is its own)")
@@ -89,7 +92,8 @@ def chat_loop(template: nodes.Template) -> ChatLoop | str:
     if any(not isinstance(c, nodes.IfNode) or not is_messages(c.pipe) for c in chain):
         return where + ("the range over .Messages is inside a definition, another range, or "
                         "an if or with on something else than .Messages")
-    other = _stops_early(node) or _other_reading(template, node) or _prints_after_last_test(node)
+    other = _stops_early(node) or _assigns_elsewhere(template, node) \
+        or _other_reading(template, node) or _prints_after_last_test(node)
     if other is not None:
         return other
     tests = frozenset(id(branch.pipe.cmds[0]) for branch in node.list.walk()
@@ -151,6 +155,93 @@ def _other_reading(template: nodes.Template, loop: nodes.RangeNode) -> str | Non
                     return (f"{n.pos.line}:{n.pos.col}: the chat loop counts the messages "
                             "left other than to ask whether this is the last one")
     return None
+
+
+def _assigns_elsewhere(template: nodes.Template, loop: nodes.RangeNode) -> str | None:
+    """Why not, where another range over .Messages (before the chat loop, inside it, in a
+    definition) assigns a variable other than under a test of the message's role against a
+    literal: it also walks the message added after the conversation (role `next-turn`), so
+    what it leaves may differ in the closed rendering before the cut (`$r = .Role` ends as
+    that message's role). The usual loop that finds the last user message (`if eq .Role
+    "user"`) is not such a loop. None where there is none."""
+    for _, tree in template.trees():
+        for n in tree.walk():
+            if isinstance(n, nodes.RangeNode) and n is not loop and is_messages(n.pipe):
+                elem = {v.ident[0] for v in n.pipe.decl[-1:]}
+                assigned = _unguarded_assignment(n.list, elem, dot_is_elem=True)
+                if assigned is not None:
+                    return (f"{assigned.pos.line}:{assigned.pos.col}: another range over "
+                            ".Messages assigns a variable (it walks the message after the "
+                            "conversation too)")
+    return None
+
+
+def _unguarded_assignment(lst: nodes.ListNode | None, elem: set[str], *, dot_is_elem: bool,
+                          guarded: bool = False) -> nodes.PipeNode | None:
+    """The first assignment in `lst` not inside an if that tests the element's role against
+    literals (`eq .Role "user"`, also within `and`)."""
+    for n in lst.nodes if lst is not None else ():
+        pipe = getattr(n, "pipe", None)
+        if isinstance(pipe, nodes.PipeNode) and pipe.is_assign and not guarded:
+            return pipe
+        if isinstance(n, nodes.IfNode):
+            tested = guarded or _tests_role(n.pipe, elem, dot_is_elem)
+            found = _unguarded_assignment(n.list, elem, dot_is_elem=dot_is_elem,
+                                          guarded=tested) \
+                or _unguarded_assignment(n.else_list, elem, dot_is_elem=dot_is_elem,
+                                         guarded=guarded)
+        elif isinstance(n, nodes.BranchNode):  # with, range: `.` is something else inside
+            found = _unguarded_assignment(n.list, elem, dot_is_elem=False, guarded=guarded) \
+                or _unguarded_assignment(n.else_list, elem, dot_is_elem=dot_is_elem,
+                                         guarded=guarded)
+        elif isinstance(n, nodes.ListNode):
+            found = _unguarded_assignment(n, elem, dot_is_elem=dot_is_elem, guarded=guarded)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _tests_role(pipe: nodes.PipeNode, elem: set[str], dot_is_elem: bool) -> bool:
+    """`eq R "a" …` (every literal other than the added message's role) or an `and` with
+    such an operand, R being the element's `.Role`."""
+    if pipe.decl or len(pipe.cmds) != 1:
+        return False
+    args = pipe.cmds[0].args
+    head = args[0] if args else None
+    if not isinstance(head, nodes.IdentifierNode):
+        return len(args) == 1 and isinstance(head, nodes.PipeNode) \
+            and _tests_role(head, elem, dot_is_elem)
+    if head.ident == "and":
+        return any(isinstance(a, nodes.PipeNode) and _tests_role(a, elem, dot_is_elem)
+                   for a in args[1:])
+    if head.ident != "eq" or len(args) < 3:
+        return False
+
+    def role(a: nodes.Node) -> bool:
+        return (dot_is_elem and isinstance(a, nodes.FieldNode) and a.ident == ["Role"]) \
+            or (isinstance(a, nodes.VariableNode) and len(a.ident) == 2
+                and a.ident[0] in elem and a.ident[1] == "Role")
+
+    def added(a: nodes.Node) -> str | None:
+        """What `a` is for the added message: its role, or a prefix of it (`slice .Role 0
+        7`, as Granite tests "control"); None for anything else."""
+        if role(a):
+            return NEXT_ROLE
+        if isinstance(a, nodes.PipeNode) and len(a.cmds) == 1 and not a.decl:
+            parts = a.cmds[0].args
+            if len(parts) == 4 and isinstance(parts[0], nodes.IdentifierNode) \
+                    and parts[0].ident == "slice" and role(parts[1]) \
+                    and all(isinstance(x, nodes.NumberNode) and x.is_int for x in parts[2:]):
+                start, end = (x.int64 for x in parts[2:])  # type: ignore[union-attr]
+                if 0 <= start <= end <= len(NEXT_ROLE):
+                    return NEXT_ROLE[start:end]
+        return None
+
+    value = added(args[1])
+    return value is not None and all(isinstance(a, nodes.StringNode) and a.text != value
+                                     for a in args[2:])
 
 
 def _stops_early(loop: nodes.RangeNode) -> str | None:

@@ -276,7 +276,7 @@ class Statements:
         elif coll.type in (GoType.NIL, GoType.NO_DATA):
             # ranging over a nil interface or no data: no iterations (Go treats it as empty)
             if node.else_list is not None:
-                self.bind_range_else(decl, coll)
+                self.bind_range_else(node, decl, coll)
                 self.emit_list(else_without_break(node.else_list))
             return
         elif coll.type in (GoType.STRING, GoType.FLOAT, GoType.BOOL) or coll.type in STRUCTS:
@@ -331,6 +331,9 @@ class Statements:
             self.depth += 1
         self.loops.append(loop)
         body_from = len(self.lines)
+        # the body's namespace first: a nested loop that assigns the range's own variables
+        # assigns them there, so they start there too
+        self.open_scope(loop_id, node.list)
         position = self.message_position(coll, loop)
         if position is not None and position.loop is not None and elem_var is not None \
                 and elem_var.used_in_deeper_loop:
@@ -340,20 +343,25 @@ class Statements:
             position = Expr(at, GoType.INT, stable=True, non_negative=True)
         elem = Expr(elem_name, elem_type, stable=True, position=position)
         self.dot = elem
-        if elem_var is not None:
+        if elem_var is not None and elem_var.namespace:
+            self.line(f"{{%- set {elem_var.ref} = {elem_name} %}}")
+            self.values[id(elem_var)] = Expr(elem_var.ref, elem_type)  # no longer the element
+        elif elem_var is not None:
             self.values[id(elem_var)] = elem
         if index_var is not None:
-            if key_name is not None:
+            if key_name is not None and index_var.namespace:
+                self.line(f"{{%- set {index_var.ref} = {key_name} %}}")
+                self.values[id(index_var)] = Expr(index_var.ref, GoType.STRING)
+            elif key_name is not None:
                 self.values[id(index_var)] = Expr(key_name, GoType.STRING, stable=True)
             elif index_var.assigned or (index_var.used_in_deeper_loop and loop.size is None):
-                name = index_var.jinja_name
+                name = index_var.ref
                 self.line(f"{{%- set {name} = {loop.index} %}}")
-                self.values[id(index_var)] = Expr(name, GoType.INT, stable=True,
+                self.values[id(index_var)] = Expr(name, GoType.INT, stable=not index_var.namespace,
                                                   non_negative=True)
             else:
                 self.values[id(index_var)] = Expr(loop.index, GoType.INT, stable=True,
                                                   loop=loop_id, non_negative=True)
-        self.open_scope(loop_id, node.list)
         if flag is not None:
             self.line(f"{{%- if not {flag}.done %}}")
             self.depth += 1
@@ -375,7 +383,9 @@ class Statements:
             self.depth -= 1
             self.line("{%- else %}")
             assert node.else_list is not None
-            self.bind_range_else(decl, coll)
+            self.depth += 1
+            self.bind_range_else(node, decl, coll)
+            self.depth -= 1
             self.body(else_without_break(node.else_list))
             self.line("{%- endif %}")
 
@@ -417,12 +427,17 @@ class Statements:
         self.line("{%- endif %}")
         return Expr(f"{items}.list", GoType.ANYS, ATOM, stable=True)
 
-    def bind_range_else(self, decl: list[Variable], coll: Expr) -> None:
+    def bind_range_else(self, node: nodes.RangeNode, decl: list[Variable], coll: Expr) -> None:
         """In a range's `else`, Go's range variables hold the collection itself (evalPipeline
-        pushes the pipeline's value for each declared variable; only iterations set them)."""
+        pushes the pipeline's value for each declared variable; only iterations set them). The
+        else is outside the Jinja loop: the range's namespace, if a nested loop assigns one of
+        its variables, is created again here, and a variable the template assigns gets a
+        `set` of its own."""
+        assert node.else_list is not None
+        self.open_scope(id(node), node.else_list)
         for var in decl:
             if var.go_name != "$_":
-                self.values[id(var)] = coll
+                self.declare(var, coll, node)
 
     def loop_var(self, var: Variable | None, natural: str) -> str:
         if var is not None and var.go_name != "$_":

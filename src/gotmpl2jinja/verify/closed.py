@@ -19,7 +19,7 @@ import functools
 import re
 from typing import Any
 
-from gotmpl2jinja.emit.generation import ChatLoop, chat_loop
+from gotmpl2jinja.emit.generation import NEXT_ROLE, ChatLoop, chat_loop
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.syntax import nodes
 from gotmpl2jinja.syntax.parser import parse
@@ -30,7 +30,7 @@ HOST_FLAGS = ("add_generation_prompt", "continue_final_message")
 #: prints them).
 TURN_MARK = "\ue000turn\ue001"
 #: The message that follows the conversation in the closed rendering.
-NEXT_MESSAGE = {"role": "next-turn", "content": ""}
+NEXT_MESSAGE = {"role": NEXT_ROLE, "content": ""}
 
 
 def host_call(conv: dict[str, Any]) -> str:
