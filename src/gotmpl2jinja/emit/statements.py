@@ -331,8 +331,7 @@ class Statements:
             self.depth += 1
         self.loops.append(loop)
         body_from = len(self.lines)
-        # the body's namespace first: a nested loop that assigns the range's own variables
-        # assigns them there, so they start there too
+        # its namespace first: a nested loop may assign the range's own variables there
         self.open_scope(loop_id, node.list)
         position = self.message_position(coll, loop)
         if position is not None and position.loop is not None and elem_var is not None \
@@ -428,11 +427,9 @@ class Statements:
         return Expr(f"{items}.list", GoType.ANYS, ATOM, stable=True)
 
     def bind_range_else(self, node: nodes.RangeNode, decl: list[Variable], coll: Expr) -> None:
-        """In a range's `else`, Go's range variables hold the collection itself (evalPipeline
-        pushes the pipeline's value for each declared variable; only iterations set them). The
-        else is outside the Jinja loop: the range's namespace, if a nested loop assigns one of
-        its variables, is created again here, and a variable the template assigns gets a
-        `set` of its own."""
+        """In a range's `else` Go's range variables hold the collection (evalPipeline pushes it
+        for each; only iterations set them). The else is outside the Jinja loop: the range's
+        namespace is created again here, and an assigned variable gets a `set` of its own."""
         assert node.else_list is not None
         self.open_scope(id(node), node.else_list)
         for var in decl:
