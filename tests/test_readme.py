@@ -40,6 +40,28 @@ def test_the_quick_start_is_two_commands_the_second_ci() -> None:
     assert commands[0].endswith("gotmpl2jinja verify --example")
 
 
+def test_the_quick_start_shows_what_verify_example_prints() -> None:
+    """The quick start's sample line is the command's own (its refused count had gone stale:
+    14 where the command printed 54 once chats without messages were counted as refused), but
+    for the path, which is the reader's site-packages there and the checkout here."""
+    readme = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Quick start"):]
+    found = re.search(r"\$ gotmpl2jinja verify --example\n(.*?)```", section, re.S)
+    assert found, "the quick start lost its sample output"
+    shown = [line for line in found.group(1).splitlines() if line.startswith("qwen-style\t")]
+    assert len(shown) == 1, found.group(1)
+    done = subprocess.run([sys.executable, "-m", "gotmpl2jinja", "verify", "--example",
+                           "--engines", "jinja2,minijinja,minijinja-trim"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout.splitlines()
+    assert printed[1] == found.group(1).splitlines()[-1]  # "1 template(s): 1 equivalent, 0 not"
+    expected, got = shown[0].split("\t"), printed[0].split("\t")
+    assert expected[1].endswith("/gotmpl2jinja/examples/qwen-style.gotmpl")
+    assert got[1].endswith("/gotmpl2jinja/examples/qwen-style.gotmpl")
+    assert expected[:1] + expected[2:] == got[:1] + got[2:]
+
+
 def _system_python() -> Path | None:
     """A Python on this machine that PEP 668 marks externally managed (None if there is none)."""
     for python in (Path("/usr/bin/python3"), Path("/usr/local/bin/python3")):
