@@ -202,8 +202,7 @@ class Strings:
         list's or an object's size; Go fails on a number, a bool and nil."""
         c = a.wrap(COMPARE)
         text = self.fn_len([replace(a, type=GoType.STRING, maybe_undefined=False)], node)
-        size = Expr(f"{a.wrap(ATOM)}|length", GoType.INT, ATOM, stable=a.stable, loop=a.loop,
-                    non_negative=True)
+        size = self.length(a)
         fails = self.raising(f"len of type {a.type.value}")
         return self.merge(((f"{c} is string", text),
                            (f"{c} is none or {c} is boolean or {c} is number", fails),

@@ -135,7 +135,7 @@ def tagged(conv: dict[str, Any]) -> dict[str, Any]:
 def prefill_refused(conv: dict[str, Any], rendered: str) -> bool:
     """transformers' `render_jinja_template` refuses this prefill: the final content (spaces
     stripped) or the tag is not in the rendering of the tagged conversation."""
-    content = without_flags(conv)["messages"][-1].get("content", "")
+    content = conv["messages"][-1].get("content", "")
     return content.strip() not in rendered or _CONTINUE_TAG.strip() not in rendered
 
 
