@@ -26,6 +26,7 @@ from gotmpl2jinja.cli.common import (
     engine_options,
     family_option,
     friendly_errors,
+    gguf_writer_needed,
     read_source,
     store_option,
     timeout_option,
@@ -278,7 +279,7 @@ def _verify_progress() -> Any:
 @click.argument("src")
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio", "gguf"]),
-              default="jinja", show_default=True,
+              default="jinja", show_default=True, callback=gguf_writer_needed,
               help="What to write for each verified item (gguf: a copy of the model's GGUF — "
               "an installed model's, or a Modelfile's FROM file — with the template set, and "
               "per model whether Ollama's own Jinja path gives its Go path's bytes).")

@@ -62,6 +62,23 @@ def friendly_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: What writing a GGUF needs, said when it is missing (`gguf` brings numpy: an extra).
+GGUF_EXTRA_MISSING = ("--format gguf needs the gguf package (with numpy), which is not "
+                      "installed: pip install 'gotmpl2jinja[gguf]'")
+
+
+def gguf_writer_needed(ctx: click.Context, param: click.Parameter, fmt: str) -> str:
+    """`--format`'s callback: `gguf` without the `gguf` extra ends the command here, before any
+    work, in one line naming the extra (exit 2: the option cannot be used as installed)."""
+    if fmt == "gguf":
+        try:
+            import gguf  # noqa: F401 - only its presence (and numpy's) is asked
+        except ImportError:
+            click.echo(GGUF_EXTRA_MISSING, err=True)
+            ctx.exit(2)
+    return fmt
+
+
 #: `--ollama-store [DIR]`'s help, the same on every command that has it.
 STORE_HELP = ("Ollama's models directory, where ollama:NAME and a Modelfile's FROM are looked "
               "up (alone: $OLLAMA_MODELS, else ~/.ollama/models).")

@@ -25,6 +25,7 @@ from gotmpl2jinja.cli.common import (
     convert_target,
     family_option,
     friendly_errors,
+    gguf_writer_needed,
     go_syntax_placed,
     load_input,
     placed_in,
@@ -147,7 +148,7 @@ def modelfile(source: str, store: str | None, store_flag: bool, as_json: bool) -
               help="Write here (a file, or a directory for jinja/hf/gguf; `-` for stdout, the "
               "default).")
 @click.option("--format", "fmt", type=click.Choice(["jinja", "hf", "lmstudio", "gguf"]),
-              default="jinja", show_default=True,
+              default="jinja", show_default=True, callback=gguf_writer_needed,
               help="jinja: chat_template.jinja; hf: chat_template in tokenizer_config.json; "
               "lmstudio: an LM Studio model config; gguf: a copy of --gguf with the template set.")
 @click.option("--gguf", "gguf_source", type=ExistingPath(dir_okay=False),

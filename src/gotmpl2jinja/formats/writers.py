@@ -182,7 +182,7 @@ def _write_gguf(jinja: str, source: Path, out: Path) -> None:
         from gguf import GGUFReader
     except ImportError:  # pragma: no cover - depends on the environment
         raise OutputError(
-            "writing GGUF needs the gguf package: pip install 'gotmpl2jinja[formats]'"
+            "writing GGUF needs the gguf package: pip install 'gotmpl2jinja[gguf]'"
         ) from None
     if not source.is_file():
         raise OutputError(f"GGUF source {source} does not exist")

@@ -12,9 +12,10 @@ vocabulary type (`tokenizer.ggml.model`) and, for BPE vocabularies, by pre-token
 (`tokenizer.ggml.pre`); WordPiece (`bert`) always adds its first token, RWKV, PLaMo-2 and the
 test vocabulary never do, and a Gemma 4 pre-tokenizer always does, whatever the key says.
 
-The GGUF is read with a small reader of the metadata section (the `gguf` package's value types):
+The GGUF is read with a small reader of the metadata section (the format's value types, below):
 `gguf.GGUFReader` builds every array element of a 262k-token vocabulary as numpy views, tens of
-seconds a file; here only the keys are decoded and the token list is walked to the two ids.
+seconds a file; here only the keys are decoded and the token list is walked to the two ids. So
+reading facts needs neither the `gguf` package nor numpy (the `gguf` extra is for writing one).
 
 May depend on: `errors`, `ollama.reference.driver` (the cache directory).
 """
@@ -28,13 +29,33 @@ import struct
 import tarfile
 import tempfile
 from dataclasses import dataclass, replace
+from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from gguf import GGUF_MAGIC, GGUFValueType
-
 from gotmpl2jinja.errors import Gotmpl2JinjaError
 from gotmpl2jinja.ollama.reference.driver import cache_dir
+
+#: The first four bytes of a GGUF file, "GGUF", read as a little-endian uint32.
+GGUF_MAGIC = 0x46554747
+
+
+class GGUFValueType(IntEnum):
+    """The value types of GGUF metadata (the format's numbering; `gguf.GGUFValueType` too)."""
+
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
 
 
 class VocabError(Gotmpl2JinjaError):

@@ -1,0 +1,139 @@
+"""Issue 46: the package as others depend on it — a light library import, the `gguf` extra only
+for writing a GGUF, and the Go reference renderer found packaged, built from source, or named
+as missing in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from gguf import GGUFWriter
+
+from gotmpl2jinja.cli.common import EXAMPLE, GGUF_EXTRA_MISSING
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Run first in a child interpreter: `gguf` and numpy cannot be imported, as without the extra.
+WITHOUT_GGUF = "import sys; sys.modules['gguf'] = None; sys.modules['numpy'] = None\n"
+
+
+def child(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`code` in a fresh interpreter (nothing imported yet), with `args` as its sys.argv[1:]."""
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def cli_without_gguf(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return child(WITHOUT_GGUF + "from gotmpl2jinja.cli.main import main\n"
+                 "sys.argv[0] = 'gotmpl2jinja'\nmain()\n", *args, cwd=cwd)
+
+
+def llama_vocab_gguf(path: Path, *, adds_bos: bool) -> Path:
+    """A GGUF holding only a SentencePiece ('llama') vocabulary and its add_bos_token key."""
+    writer = GGUFWriter(path, "llama")
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(["<unk>", "<s>", "</s>", "hi"])
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_add_bos_token(adds_bos)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# The library: importing it and translating without a check load no verification and no engine
+
+
+def test_import_and_unchecked_translate_load_no_verify_or_engine() -> None:
+    done = child(textwrap.dedent("""
+        import sys
+        import gotmpl2jinja
+        from pathlib import Path
+        jinja = gotmpl2jinja.translate(Path(sys.argv[1]).read_text(), check=False)
+        assert "{%" in jinja and "messages" in jinja, jinja
+        loaded = sorted(m for m in sys.modules
+                        if m.split(".")[:2] in (["gotmpl2jinja", "verify"],
+                                                ["gotmpl2jinja", "engines"]))
+        print(loaded, "gguf" in sys.modules, "numpy" in sys.modules)
+    """), str(EXAMPLE))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[] False False\n"
+
+
+def test_a_checked_translate_does_load_the_verification() -> None:
+    """The other side of the test above: the same probe sees verify once a check runs."""
+    done = child(textwrap.dedent("""
+        import sys
+        import gotmpl2jinja
+        from pathlib import Path
+        gotmpl2jinja.translate(Path(sys.argv[1]).read_text())
+        print("gotmpl2jinja.verify.check" in sys.modules)
+    """), str(EXAMPLE))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"
+
+
+def test_the_package_is_typed() -> None:
+    import gotmpl2jinja
+
+    assert (Path(gotmpl2jinja.__file__).parent / "py.typed").is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# The gguf extra: only writing a GGUF needs it
+
+
+def test_the_metadata_reader_numbers_value_types_as_gguf_does() -> None:
+    import gguf
+
+    from gotmpl2jinja.ollama import vocab
+
+    assert vocab.GGUF_MAGIC == gguf.GGUF_MAGIC
+    assert {t.name: int(t) for t in vocab.GGUFValueType} == \
+        {t.name: int(t) for t in gguf.GGUFValueType}
+
+
+@pytest.mark.parametrize("adds_bos", [True, False])
+def test_gguf_facts_need_no_gguf_package(tmp_path: Path, adds_bos: bool) -> None:
+    model = llama_vocab_gguf(tmp_path / "m.gguf", adds_bos=adds_bos)
+    done = cli_without_gguf("convert", str(EXAMPLE), "--gguf", str(model), "--no-check")
+    assert done.returncode == 0, done.stderr
+    said = ("BOS: bos_token is written first, as Ollama's tokenizer adds <s> before the prompt\n"
+            f"    (tokenizer.ggml.add_bos_token = true; from {model.name}). #}}\n"
+            "{{- bos_token }}")
+    assert (said in done.stdout) is adds_bos, done.stdout[:400]
+    assert ("{{- bos_token }}" in done.stdout) is adds_bos
+
+
+def test_convert_format_gguf_without_the_extra_is_one_line_before_any_work(
+        tmp_path: Path) -> None:
+    model = llama_vocab_gguf(tmp_path / "m.gguf", adds_bos=True)
+    out = tmp_path / "out.gguf"
+    done = cli_without_gguf("convert", str(EXAMPLE), "--format", "gguf", "--gguf", str(model),
+                            "-o", str(out))
+    assert done.returncode == 2
+    assert done.stderr == GGUF_EXTRA_MISSING + "\n"
+    assert "pip install 'gotmpl2jinja[gguf]'" in done.stderr
+    assert done.stdout == "" and not out.exists()  # no check ran, nothing written
+
+
+def test_migrate_format_gguf_without_the_extra_is_one_line_before_any_work(
+        tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = cli_without_gguf("migrate", str(EXAMPLE), str(out), "--format", "gguf")
+    assert done.returncode == 2
+    assert done.stderr == GGUF_EXTRA_MISSING + "\n"
+    assert done.stdout == "" and not out.exists()
+
+
+def test_other_formats_need_no_gguf_package(tmp_path: Path) -> None:
+    out = tmp_path / "tokenizer_config.json"
+    done = cli_without_gguf("convert", str(EXAMPLE), "--format", "hf", "-o", str(out),
+                            "--no-check")
+    assert done.returncode == 0, done.stderr
+    assert '"chat_template"' in out.read_text()
