@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from gotmpl2jinja.batch.files import template_inputs
 from gotmpl2jinja.emit.generation import honoured
@@ -114,7 +113,3 @@ def markdown(rows: list[Row], command: str) -> str:
             lines.append(f"| {r.name} | no | | | {why} |")
     return "\n".join(lines) + "\n"
 
-
-def default_paths() -> list[str]:
-    """The checkout's corpus and seeds."""
-    return [p for p in ("fixtures/corpus", "fixtures/seeds") if Path(p).exists()]

@@ -325,7 +325,7 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
 
 
 @click.command()
-@click.argument("folders", nargs=-1)
+@click.argument("folders", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the table (or JSON) to this file instead of standard output.")
 @click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
@@ -343,19 +343,18 @@ def migrate(src: str, out: str, fmt: str, store: str | None, cases: int,
 def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
           exhaustive: int, seed: int, engines: str | None, require_all_engines: bool,
           timeout: float, as_json: bool, gguf: str | None) -> None:
-    """Translate and verify every Go template under FOLDERS (default: fixtures/corpus and
-    fixtures/seeds): one row each, progress on stderr."""
+    """Translate and verify every Go template under FOLDERS (folders or files): one row each,
+    progress on stderr."""
     import json
 
     from gotmpl2jinja.batch import sweep as sweeping
 
-    chosen = list(folders) or ["fixtures/corpus", "fixtures/seeds"]
+    chosen = list(folders)
     missing = [f for f in chosen if not Path(f).exists()]
     if missing:
         from gotmpl2jinja.ollama.source import no_such_file
 
-        raise Gotmpl2JinjaError(no_such_file(missing[0]) + ("" if folders else " (give "
-                                "FOLDERS: the default is a checkout's fixtures/)"))
+        raise Gotmpl2JinjaError(no_such_file(missing[0]))
     target = check_output_target(output, force) if output else None
     tokens = token_level(gguf)
     selection = choose_engines(engines, require_all_engines, timeout, quiet=as_json)
@@ -381,6 +380,31 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
         click.echo(text, nl=False)
 
 
+def raw_engines(require_all: bool) -> Any:
+    """The raw engines (those that render the contract's variables themselves) available here,
+    the others skipped and named on stderr in one line, as `verify` skips them; with
+    `require_all` a skipped one is an error."""
+    from gotmpl2jinja.engines.registry import (
+        EngineError,
+        EngineSelection,
+        raw_engine_names,
+        select_engines,
+    )
+
+    every = select_engines()
+    raw = raw_engine_names()
+    selection = EngineSelection([n for n in every.used if n in raw],
+                                {n: why for n, why in every.skipped.items() if n in raw})
+    if selection.skipped and require_all:
+        listing = "; ".join(f"{n}: {why}" for n, why in selection.skipped.items())
+        raise EngineError(f"engine(s) unavailable — {listing} "
+                          "(`gotmpl2jinja engines` lists every engine and its state)")
+    if not selection.used:
+        raise EngineError("no Jinja engine is available (`gotmpl2jinja engines` says why)")
+    click.echo(selection.describe(), err=True)
+    return selection
+
+
 @click.command()
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the table to this file instead of standard output.")
@@ -392,13 +416,15 @@ def sweep(folders: tuple[str, ...], output: str | None, force: bool, cases: int,
 def coverage(output: str | None, force: bool, cases: int, engines: str | None,
              require_all_engines: bool) -> None:
     """The coverage table: each Go builtin, Ollama function and construct × each operand
-    type, translated and verified (or refused, and why); docs/coverage.md is its output."""
+    type, translated and verified (or refused, and why); docs/coverage.md is its output.
+
+    Every raw engine available is used (those unavailable are named on stderr and skipped)
+    unless --engines names them."""
     from gotmpl2jinja.batch import coverage as covering
-    from gotmpl2jinja.engines.registry import raw_engine_names
 
     target = check_output_target(output, force) if output else None
-    selection = choose_engines(engines or ",".join(raw_engine_names()), require_all_engines,
-                               None)
+    selection = (choose_engines(engines, require_all_engines, None) if engines is not None
+                 else raw_engines(require_all_engines))
     cells = covering.table(cases=cases, engines=selection.used,
                            progress=lambda line: click.echo(line, err=True))
     command = " ".join(["gotmpl2jinja coverage", *(["-o", output] if output else []),

@@ -3,7 +3,7 @@
 
 Imports of the batch stage are deferred into the command, for start-up time.
 
-May depend on: batch (imported inside the command), cli.common.
+May depend on: cli.common (and, when the command runs, batch, errors, ollama.source).
 """
 
 from __future__ import annotations
@@ -16,22 +16,23 @@ from gotmpl2jinja.cli.common import check_output_target, friendly_errors, write_
 
 
 @click.command()
-@click.argument("folders", nargs=-1)
+@click.argument("folders", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Write the table to this file instead of standard output.")
 @click.option("--force", is_flag=True, help="Overwrite an existing -o file.")
 @friendly_errors
 def flags(folders: tuple[str, ...], output: str | None, force: bool) -> None:
-    """Per template under FOLDERS (default: fixtures/corpus and fixtures/seeds), whether its
-    translation honours add_generation_prompt, why not, and what the flag changes in Go's
-    own rendering."""
+    """Per template under FOLDERS (folders or files), whether its translation honours
+    add_generation_prompt, why not, and what the flag changes in Go's own rendering."""
     from gotmpl2jinja.batch import flags as flagging
 
-    chosen = list(folders) or flagging.default_paths()
+    chosen = list(folders)
     missing = [f for f in chosen if not Path(f).exists()]
-    if missing or not chosen:
-        raise click.UsageError(f"{missing[0] if missing else 'fixtures/'}: no such file or "
-                               "directory")
+    if missing:
+        from gotmpl2jinja.errors import Gotmpl2JinjaError
+        from gotmpl2jinja.ollama.source import no_such_file
+
+        raise Gotmpl2JinjaError(no_such_file(missing[0]))
     target = check_output_target(output, force) if output else None
     rows = flagging.table(chosen)
     command = " ".join(["gotmpl2jinja flags", *chosen, *(["-o", output] if output else [])])

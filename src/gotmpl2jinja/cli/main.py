@@ -24,20 +24,27 @@ from gotmpl2jinja.cli.flags import flags
 from gotmpl2jinja.cli.setup import engines
 from gotmpl2jinja.cli.translate import convert, modelfile, parse, render, runtime
 
+#: Commands that make the project's own tables (docs/coverage.md, docs/flags.md, the sweeps):
+#: `--help` lists them apart, after the commands a user converts and checks templates with.
+DEVELOPER_COMMANDS = ("coverage", "flags", "sweep")
+
 
 class _Commands(click.Group):
     """The group, listing each command's first sentence whole in `--help` (click would cut it
-    at the terminal's width with "...")."""
+    at the terminal's width with "..."), the developers' commands in a section of their own."""
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = []
+        sections: dict[bool, list[tuple[str, str]]] = {False: [], True: []}
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
-                rows.append((name, command.get_short_help_str(limit=10_000)))
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+                sections[name in DEVELOPER_COMMANDS].append(
+                    (name, command.get_short_help_str(limit=10_000)))
+        for developer, title in ((False, "Commands"),
+                                 (True, "Developer commands (the project's own tables)")):
+            if sections[developer]:
+                with formatter.section(title):
+                    formatter.write_dl(sections[developer])
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
