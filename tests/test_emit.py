@@ -771,8 +771,8 @@ def test_no_field_access_hits_a_dict_method(name: str, path: Path) -> None:
 @pytest.mark.parametrize(("source", "message"), [
     ('{{ range .Messages }}{{ slice "é" 1 }}{{ end }}', "not UTF-8"),
     ('{{ range .Messages }}{{ printf "%#v" . }}{{ end }}', "Go syntax of the template's own"),
-    ('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',
-     "templateTool operand"),
+    ('{{ range .Tools }}{{ printf "%#v" . }}{{ end }}{{ range .Messages }}{{ end }}',
+     "%v with a templateTool operand"),
 ])
 def test_untranslatable_constructs_say_why(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message) as info:

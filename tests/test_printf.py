@@ -83,8 +83,6 @@ def test_printf_prints_what_go_prints_on_every_engine(source: str) -> None:
     ('{{ range .Tools }}{{ printf "%#v" . }}{{ end }}{{ range .Messages }}{{ end }}',
      "%v with a templateTool operand: Go syntax of the template's own types"),
     ('{{ printf "%[1]*d" 1 2 }}', "an argument index with `\\*`"),
-    ('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',
-     "%T with a templateTool operand"),
 ])
 def test_what_is_not_translated_says_which_directive(source: str, message: str) -> None:
     with pytest.raises(TranslationError, match=message):
@@ -515,8 +513,8 @@ def test_printf_q_and_x_of_text_take_every_flag_on_every_engine() -> None:
 
 
 def test_printf_t_names_the_template_types_and_what_json_decoded_on_every_engine() -> None:
-    """%T prints reflect's names: Ollama's package `template` for messages and calls, the kind
-    decoded JSON holds for an argument (tool shapes are refused: the reference's are its own)."""
+    """%T prints reflect's names: Ollama's package `template` for messages, calls and tools,
+    the kind decoded JSON holds for an argument."""
     source = ('{{ range .Messages }}{{ printf "%T|%T|%-5T|" . .ToolCalls .Role }}'
               '{{ range .ToolCalls }}{{ printf "%T|%T|" . .Function.Arguments }}'
               '{{ range $k, $v := .Function.Arguments }}{{ printf "%T;" $v }}{{ end }}{{ end }}'
@@ -528,8 +526,22 @@ def test_printf_t_names_the_template_types_and_what_json_decoded_on_every_engine
             "template.templateToolCall|template.templateArgs|"
             "float64;string;[]interface {};map[string]interface {};<nil>;bool;")
     renders_everywhere_as_go(source, jinja, conv, want)
-    with pytest.raises(TranslationError, match="%T with a templateTool operand"):
-        translate('{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}')
+
+
+def test_printf_t_of_the_tool_shapes_prints_ollamas_type_names_on_every_engine() -> None:
+    """Ollama v0.33's names for `.Tools` and its parts (template/template.go at fb3076099),
+    written by hand: the reference's types carry them, and so does the translation."""
+    source = ('{{ printf "%T|%-24T|" .Tools .Tools }}{{ range .Tools }}{{ printf "%T|%T|%T|%T|" '
+              '. .Function .Function.Parameters .Function.Parameters.Properties }}{{ end }}'
+              '{{ range .Messages }}{{ end }}')
+    jinja = verified(source, cases=12)
+    tool = {"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "string"}}}}}
+    conv = {"messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
+    want = ("template.templateTools|template.templateTools  |template.templateTool|"
+            "template.templateToolFunction|template.templateToolFunctionParameters|"
+            "template.templateProperties|")
+    renders_everywhere_as_go(source, jinja, conv, want)
 
 
 def test_printf_of_floats_takes_sign_space_and_zero_flags_on_every_engine() -> None:

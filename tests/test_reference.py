@@ -122,6 +122,65 @@ def test_there_are_9_tool_goldens() -> None:
     assert len(list(TOOLS.glob("*.out"))) == 9
 
 
+#: `printf "%T %#v"` of `.Tools`, one tool, its function, its parameters and their properties
+#: as Ollama v0.33 prints them (template/template.go at fb3076099: templateTools,
+#: templateTool, templateToolFunction, templateToolFunctionParameters, templateProperties;
+#: api.ToolProperty's fields), written by hand from those type definitions and fmt's rules.
+GO_SYNTAX_PROPERTIES = (
+    'template.templateProperties{"location":api.ToolProperty{AnyOf:[]api.ToolProperty(nil), '
+    'Type:api.PropertyType{"string"}, Items:interface {}(nil), Description:"City", '
+    "Enum:[]interface {}(nil), Properties:(*api.ToolPropertiesMap)(nil), "
+    "Required:[]string(nil)}}")
+GO_SYNTAX_PARAMETERS = (
+    'template.templateToolFunctionParameters{Type:"object", Defs:interface {}(nil), '
+    'Items:interface {}(nil), Required:[]string{"location"}, Properties:'
+    + GO_SYNTAX_PROPERTIES + "}")
+GO_SYNTAX_FUNCTION = ('template.templateToolFunction{Name:"get_weather", '
+                      'Description:"Get the weather", Parameters:' + GO_SYNTAX_PARAMETERS + "}")
+GO_SYNTAX_TOOL = ('template.templateTool{Type:"function", Items:interface {}(nil), Function:'
+                  + GO_SYNTAX_FUNCTION + "}")
+OLLAMA_TOOL_TYPES = "\n".join([
+    "template.templateTools template.templateTools{" + GO_SYNTAX_TOOL + "}",
+    "template.templateTool " + GO_SYNTAX_TOOL,
+    "template.templateToolFunction " + GO_SYNTAX_FUNCTION,
+    "template.templateToolFunctionParameters " + GO_SYNTAX_PARAMETERS,
+    "template.templateProperties " + GO_SYNTAX_PROPERTIES,
+]) + "\n"
+
+
+@pytest.mark.parametrize("function_json", [True, False])
+def test_the_tool_types_print_ollamas_names_and_go_syntax(function_json: bool) -> None:
+    """The contract's `.Function` prints its JSON where Ollama v0.33's prints a struct, yet
+    both are Ollama's types by name: %T and %#v print what Ollama prints."""
+    tool = {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the weather", "parameters": {
+            "type": "object", "required": ["location"],
+            "properties": {"location": {"type": "string", "description": "City"}}}}}
+    conversation = {"messages": [{"role": "user", "content": "Hi"}], "tools": [tool]}
+    source = ('{{ printf "%T %#v\\n" .Tools .Tools }}{{ range .Tools }}'
+              '{{ printf "%T %#v\\n" . . }}{{ with .Function }}{{ printf "%T %#v\\n" . . }}'
+              '{{ with .Parameters }}{{ printf "%T %#v\\n" . . }}{{ with .Properties }}'
+              '{{ printf "%T %#v\\n" . . }}{{ end }}{{ end }}{{ end }}{{ end }}'
+              "{{ range .Messages }}{{ end }}")
+    assert render(source, conversation, function_json=function_json) == OLLAMA_TOOL_TYPES
+
+
+@pytest.mark.parametrize(("source", "go_type"), [
+    ("{{ with .Tools }}{{ .Name }}{{ end }}", "template.templateTools"),
+    ("{{ range .Tools }}{{ .Name }}{{ end }}", "template.templateTool"),
+    ("{{ range .Tools }}{{ .Function.Foo }}{{ end }}", "template.templateToolFunction"),
+    ("{{ range .Tools }}{{ .Function.Parameters.Foo }}{{ end }}",
+     "template.templateToolFunctionParameters"),
+])
+def test_go_errors_name_the_tool_types_as_ollama_does(source: str, go_type: str) -> None:
+    conversation = {"messages": [{"role": "user", "content": "Hi"}],
+                    "tools": [{"type": "function", "function": {"name": "f"}}]}
+    for function_json in (True, False):
+        with pytest.raises(RenderError, match=re.escape(f"in type {go_type}") + "$"):
+            render(source + "{{ range .Messages }}{{ end }}", conversation,
+                   function_json=function_json)
+
+
 # --- [verified] facts of ollama-semantics.md ----------------------------------------------
 
 

@@ -49,9 +49,12 @@ _FLAGGED_COMPOSITE = ("with a flag other than `-`, which fmt applies to each fie
 
 
 #: What %T prints for the template's own types (reflect's names: Ollama's package `template`
-#: for messages and calls, `api` for its API types). The tool shapes are left out: the reference
-#: renderer's are its own generic types, so their names cannot be checked against Go.
+#: for messages, calls and tools, `api` for its API types; the reference's types carry them).
 _TYPE_NAMES = {
+    GoType.TOOLS: "template.templateTools", GoType.TOOL: "template.templateTool",
+    GoType.TOOL_FUNCTION: "template.templateToolFunction",
+    GoType.PARAMETERS: "template.templateToolFunctionParameters",
+    GoType.PROPERTIES: "template.templateProperties",
     GoType.ROOT: "map[string]interface {}", GoType.MESSAGES: "[]*template.templateMessage",
     GoType.MESSAGE: "*template.templateMessage",
     GoType.TOOL_CALLS: "[]template.templateToolCall",

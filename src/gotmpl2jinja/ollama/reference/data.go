@@ -1,8 +1,10 @@
 package main
 
 // The request data as Ollama decodes it (api.Message, api.Tool; api.ToolProperty is in ./api)
-// and the wrapper types templates see (messages and calls in ./template) (ollama-semantics.md §5). Written from the spec; field names,
-// field order and method sets matter because templates print and call them.
+// and the conversion to the wrapper types templates see (./template; the contract's tools,
+// whose function prints its JSON, in ./template/functionjson) (ollama-semantics.md §5).
+// Written from the spec; field names, field order and method sets matter because templates
+// print and call them.
 
 import (
 	"bytes"
@@ -10,18 +12,19 @@ import (
 
 	"gotmpl2jinja/reference/api"
 	"gotmpl2jinja/reference/template"
+	functionjson "gotmpl2jinja/reference/template/functionjson"
 )
 
 // ---- request side (what the JSON body decodes into) --------------------------------------
 
 type apiMessage struct {
-	Role       string        `json:"role"`
-	Content    string        `json:"content"`
-	Thinking   string        `json:"thinking,omitempty"`
+	Role       string          `json:"role"`
+	Content    string          `json:"content"`
+	Thinking   string          `json:"thinking,omitempty"`
 	Images     []api.ImageData `json:"images,omitempty"`
-	ToolCalls  []apiToolCall `json:"tool_calls,omitempty"`
-	ToolName   string        `json:"tool_name,omitempty"`
-	ToolCallID string        `json:"tool_call_id,omitempty"`
+	ToolCalls  []apiToolCall   `json:"tool_calls,omitempty"`
+	ToolName   string          `json:"tool_name,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
 type apiToolCall struct {
@@ -40,10 +43,10 @@ type apiTool struct {
 		Name        string `json:"name"`
 		Description string `json:"description,omitempty"`
 		Parameters  struct {
-			Type       string             `json:"type"`
-			Defs       any                `json:"$defs,omitempty"`
-			Items      any                `json:"items,omitempty"`
-			Required   []string           `json:"required,omitempty"`
+			Type       string                 `json:"type"`
+			Defs       any                    `json:"$defs,omitempty"`
+			Items      any                    `json:"items,omitempty"`
+			Required   []string               `json:"required,omitempty"`
 			Properties *api.ToolPropertiesMap `json:"properties"`
 		} `json:"parameters"`
 	} `json:"function"`
@@ -76,98 +79,31 @@ func (a *argsMap) UnmarshalJSON(data []byte) error {
 
 // ---- template side (ollama-semantics.md §5) ------------------------------------------------
 
-// templateProperties prints as sorted JSON, `{}` when nil.
-type templateProperties map[string]api.ToolProperty
+// marshalOrEmpty is the JSON of v, or "" when it cannot be marshalled (Ollama's String()s).
+func marshalOrEmpty(v any) string { return template.MarshalOrEmpty(v) }
 
-func (p templateProperties) String() string {
-	if p == nil {
-		return "{}"
-	}
-	return marshalOrEmpty(p)
-}
-
-// templateTool is generic over the function type so that `{{ .Function }}` can print either
-// JSON (functionJSON, the contract's choice) or Go struct syntax (functionStruct, Ollama v0.33).
-type templateTool[F any] struct {
-	Type     string `json:"type"`
-	Items    any    `json:"items,omitempty"`
-	Function F      `json:"function"`
-}
-
-func (t templateTool[F]) String() string { return marshalOrEmpty(t) }
-
-type templateTools[F any] []templateTool[F]
-
-func (t templateTools[F]) String() string { return marshalOrEmpty(t) }
-
-// functionStruct / parametersStruct have no String(): they print as Go structs (Ollama HEAD).
-type functionStruct struct {
-	Name        string           `json:"name"`
-	Description string           `json:"description"`
-	Parameters  parametersStruct `json:"parameters"`
-}
-
-type parametersStruct struct {
-	Type       string             `json:"type"`
-	Defs       any                `json:"$defs,omitempty"`
-	Items      any                `json:"items,omitempty"`
-	Required   []string           `json:"required,omitempty"`
-	Properties templateProperties `json:"properties"`
-}
-
-// functionJSON / parametersJSON are the same shapes with String() = their JSON.
-type functionJSON struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Parameters  parametersJSON `json:"parameters"`
-}
-
-func (f functionJSON) String() string { return marshalOrEmpty(f) }
-
-type parametersJSON parametersStruct
-
-func (p parametersJSON) String() string { return marshalOrEmpty(p) }
-
-func marshalOrEmpty(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
+// toolsForTemplate is `.Tools`: Ollama's templateTools, whose `.Function` prints its JSON
+// (functionjson, the contract's choice) or Go's struct syntax (Ollama v0.33).
 func toolsForTemplate(tools []apiTool, functionAsJSON bool) any {
-	if functionAsJSON {
-		return convertTools(tools, func(p parametersStruct, name, desc string) functionJSON {
-			return functionJSON{Name: name, Description: desc, Parameters: parametersJSON(p)}
-		})
+	var specs []template.ToolSpec
+	if tools != nil {
+		specs = make([]template.ToolSpec, len(tools))
 	}
-	return convertTools(tools, func(p parametersStruct, name, desc string) functionStruct {
-		return functionStruct{Name: name, Description: desc, Parameters: p}
-	})
-}
-
-func convertTools[F any](tools []apiTool, mk func(parametersStruct, string, string) F) templateTools[F] {
-	if tools == nil {
-		return nil
-	}
-	out := make(templateTools[F], len(tools))
 	for i, t := range tools {
 		fp := t.Function.Parameters
-		params := parametersStruct{
-			Type:       fp.Type,
-			Defs:       fp.Defs,
-			Items:      fp.Items,
-			Required:   fp.Required,
-			Properties: templateProperties(fp.Properties.ToMap()),
-		}
-		out[i] = templateTool[F]{
-			Type:     t.Type,
-			Items:    t.Items,
-			Function: mk(params, t.Function.Name, t.Function.Description),
+		specs[i] = template.ToolSpec{
+			Type: t.Type, Items: t.Items, Name: t.Function.Name,
+			Description: t.Function.Description,
+			Parameters: template.ParametersSpec{
+				Type: fp.Type, Defs: fp.Defs, Items: fp.Items, Required: fp.Required,
+				Properties: fp.Properties.ToMap(),
+			},
 		}
 	}
-	return out
+	if functionAsJSON {
+		return functionjson.Tools(specs)
+	}
+	return template.Tools(specs)
 }
 
 func messagesForTemplate(msgs []*apiMessage) []*template.Message {

@@ -33,7 +33,8 @@ from gotmpl2jinja.lifetime import popen_tied
 #: The Go sources of the renderer (package data next to this file). Ollama's types live in
 #: packages named as Ollama's are (`api/`, `template/`): fmt prints a type's package name.
 GO_SOURCES = ("go.mod", "main.go", "data.go", "ollama.go", "llamaserver.go", "family.go",
-              "api/api.go", "template/template.go")
+              "api/api.go", "template/template.go", "template/tools.go",
+              "template/functionjson/tools.go")
 
 #: Environment variable overriding where the built binary (and Go's build cache) live.
 CACHE_ENV = "GOTMPL2JINJA_CACHE"
