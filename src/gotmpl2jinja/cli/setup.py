@@ -4,7 +4,7 @@ Registered on the group in `cli.main`. Imports inside the commands are deferred 
 time: a command imports its stage when it runs.
 
 May depend on: cli.common (and, when a command runs, engines.registry,
-ollama.reference.driver).
+ollama.reference.binary, ollama.reference.driver).
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ def engines(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from gotmpl2jinja.engines.registry import ENGINES, TOOLS
-    from gotmpl2jinja.ollama.reference.driver import binary_path
+    from gotmpl2jinja.ollama.reference.binary import cached_binary, packaged_binary
 
     width = max(len(name) for name in [*ENGINES, *TOOLS])
     for name, spec in [*ENGINES.items(), *TOOLS.items()]:
         reason = spec.unavailable()
         state = "available" if reason is None else f"unavailable: {reason}"
         click.echo(f"{name:<{width}}  {state}  — {spec.description}")
-    built = binary_path()
-    state = (f"built ({built})" if built.is_file() else
+    packaged, built = packaged_binary(), cached_binary()
+    state = (f"packaged ({packaged})" if packaged is not None else
+             f"built ({built})" if built.is_file() else
              "not built yet (built on first use, or by `gotmpl2jinja engines install`)")
     click.echo(f"Go reference renderer: {state}")
 

