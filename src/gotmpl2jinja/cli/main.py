@@ -8,11 +8,11 @@ Exit codes: 0 success; 1 invalid input / translation impossible / divergence fou
 2 usage error (click's own).
 
 The group is defined here; its commands live in modules by theme (`cli.translate`,
-`cli.check`, `cli.setup`) and are added to it below, so that no command module imports this
-one. Imports inside the commands are deferred for start-up time.
+`cli.check`, `cli.setup`, `cli.playground`) and are added to it below, so that no command
+module imports this one. Imports inside the commands are deferred for start-up time.
 
-May depend on: cli.check, cli.flags, cli.setup, cli.translate (and through them cli.common),
-lifetime.
+May depend on: cli.check, cli.flags, cli.playground, cli.setup, cli.translate (and through them
+cli.common), lifetime.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import click
 
 from gotmpl2jinja.cli.check import compare, coverage, migrate, sweep, verify
 from gotmpl2jinja.cli.flags import flags
+from gotmpl2jinja.cli.playground import serve
 from gotmpl2jinja.cli.setup import engines
 from gotmpl2jinja.cli.translate import convert, modelfile, parse, render, runtime
 
@@ -55,7 +56,7 @@ def cli() -> None:
 
 # in the order the commands were defined (`--help` lists them by name)
 for _command in (parse, compare, render, modelfile, verify, convert, migrate, runtime, sweep,
-                 coverage, engines, flags):
+                 coverage, engines, flags, serve):
     cli.add_command(_command)
 
 
