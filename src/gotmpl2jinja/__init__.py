@@ -1,14 +1,18 @@
 """gotmpl2jinja: Ollama Go chat templates → equivalent, portable Jinja chat templates.
 
-The Python API. The imports inside its functions are deferred for start-up time: `import
-gotmpl2jinja` loads no stage until a function runs.
+The Python API, listed whole in `__all__` (and in docs/api.md, which also says what may change
+before 1.0). Everything else in the package is internal.
 
-May depend on: `emit`, `errors`, `ollama` (`vocab`), `syntax`, `verify`.
+Its imports are deferred for start-up time, inside the functions and `__getattr__`: `import
+gotmpl2jinja` loads only the errors, and `translate(source, check=False)` only the parser and
+the translator; no verification stage and no engine until a function needs one.
+
+May depend on: `emit`, `errors`, `ollama` (`vocab`, `reference`), `syntax`, `verify`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gotmpl2jinja.errors import (
     Gotmpl2JinjaError,
@@ -20,23 +24,82 @@ from gotmpl2jinja.errors import (
 )
 
 if TYPE_CHECKING:
-    from gotmpl2jinja.ollama.vocab import BosFacts
+    from gotmpl2jinja.ollama import reference
+    from gotmpl2jinja.ollama.vocab import (
+        BosFacts,
+        VocabError,
+        facts_from_gguf,
+        facts_from_tokenizer_config,
+    )
+    from gotmpl2jinja.syntax.nodes import Template
+    from gotmpl2jinja.verify import (
+        Divergence,
+        TranslationDiverged,
+        VerifyResult,
+        verify_template,
+    )
 
 __all__ = [
-    "Gotmpl2JinjaError",
-    "ModelfileError",
-    "ReferenceRendererError",
-    "RenderError",
-    "TemplateSyntaxError",
-    "TranslationError",
+    # translating
     "parse",
     "translate",
+    # checking: Go's own rendering (`reference.render`: the module gotmpl2jinja.ollama.reference),
+    # and the differential harness
+    "reference",
+    "verify_template",
+    "VerifyResult",
+    "Divergence",
+    # the model's tokenizer facts that decide BOS
+    "BosFacts",
+    "facts_from_gguf",
+    "facts_from_tokenizer_config",
+    # errors: every one derives from Gotmpl2JinjaError; str(error) is one line
+    "Gotmpl2JinjaError",
+    "TemplateSyntaxError",
+    "TranslationError",
+    "TranslationDiverged",
+    "ModelfileError",
+    "RenderError",
+    "ReferenceRendererError",
+    "VocabError",
+    # (the library-level convert/render pipeline, issue 48, is listed here when it lands)
 ]
 
 __version__ = "0.1.0"
 
+#: The names `__getattr__` imports on first use: name → the module that defines it (for
+#: `reference`, the module itself).
+_LAZY = {
+    "reference": "gotmpl2jinja.ollama.reference",
+    "verify_template": "gotmpl2jinja.verify",
+    "VerifyResult": "gotmpl2jinja.verify",
+    "Divergence": "gotmpl2jinja.verify",
+    "TranslationDiverged": "gotmpl2jinja.verify",
+    "BosFacts": "gotmpl2jinja.ollama.vocab",
+    "facts_from_gguf": "gotmpl2jinja.ollama.vocab",
+    "facts_from_tokenizer_config": "gotmpl2jinja.ollama.vocab",
+    "VocabError": "gotmpl2jinja.ollama.vocab",
+}
 
-def parse(source: str, name: str = "template"):  # noqa: ANN201 - re-export
+
+def __getattr__(name: str) -> Any:
+    """A public name of a later stage, imported when first asked for (deferred: see above)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gotmpl2jinja' has no attribute {name!r}")
+    from importlib import import_module  # deferred: only for a lazy name
+
+    found = import_module(module)
+    value = found if module.endswith("." + name) else getattr(found, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def parse(source: str, name: str = "template") -> Template:
     """Parse a Go template into a `syntax.nodes.Template` (raises TemplateSyntaxError)."""
     from gotmpl2jinja.syntax.parser import parse as _parse
 
