@@ -12,7 +12,9 @@ Prints:
   bulk mode's seeded random draw, and hypothesis's engine for comparison), the Go reference
   renderer and each engine, each one case per request and in batches as the harness does. A
   runtime context (llama-server's) renders, as in the harness, only the cases in the
-  contract's scope there; the line says how many.
+  contract's scope there; the line says how many;
+- per runtime context, the cases it compared in that run, its own draws included (a context
+  draws until it compared 90% of the cases: verify.percontext), and how many it drew.
 
 Usage: python benchmarks/bench_verify.py [--cases 10000] [--sample 500] [--engines a,b]
 No assertion on time: the figures are for people (target: 10,000 cases < 60 s on one core).
@@ -101,6 +103,7 @@ def main() -> int:
     from gotmpl2jinja.batch.files import parse_engine_list
     from gotmpl2jinja.engines.registry import DEFAULT_NOW, get_engines, render_many
     from gotmpl2jinja.errors import RenderError
+    from gotmpl2jinja.verify.closed import without_flags
     from gotmpl2jinja.verify.conversation import jinja_context
     from gotmpl2jinja.verify.harness import MAX_BATCH, verify_template
     from gotmpl2jinja.verify.outcomes import go_render, go_render_many, out_of_scope
@@ -134,6 +137,10 @@ def main() -> int:
     print(f"verify_template: {result.cases} cases in {elapsed:.1f} s = "
           f"{result.cases / elapsed:,.0f} verified cases/s "
           f"({len(result.divergences)} divergences)")
+    for name in result.contexts:
+        tally = result.counts[name]
+        print(f"  {name}: compared {tally.compared} of {result.cases} "
+              f"({tally.drawn} drawn of its own)" + (f", {tally.short}" if tally.short else ""))
     spent = sorted(((after[k] - before.get(k, 0.0), k) for k in after), reverse=True)
     if spent:
         total = sum(seconds for seconds, _ in spent)
@@ -144,13 +151,14 @@ def main() -> int:
                   f"{seconds / total:4.0%}")
 
     convs, generation = sample_conversations(args.sample, args.seed + 1)
+    plain = [without_flags(conv) for conv in convs]  # Go renders Ollama's request
     n = len(convs)
     print(f"split over a sample of {n} conversations (ms per case):")
     print(f"  generation, bulk random draw       {per_case_ms(generation, n)}")
     print("  generation, hypothesis engine      "
           f"{per_case_ms(hypothesis_generation(n, args.seed + 1), n)}")
     start = time.perf_counter()
-    for conv in convs:
+    for conv in plain:
         try:
             go_render(go_source, conv, DEFAULT_NOW)
         except RenderError:
@@ -158,7 +166,7 @@ def main() -> int:
     single = time.perf_counter() - start
     start = time.perf_counter()
     for i in range(0, n, MAX_BATCH):
-        go_render_many(go_source, convs[i:i + MAX_BATCH], DEFAULT_NOW)
+        go_render_many(go_source, plain[i:i + MAX_BATCH], DEFAULT_NOW)
     print(f"  go reference       single {per_case_ms(single, n)}   batch "
           f"{per_case_ms(time.perf_counter() - start, n)}")
     start = time.perf_counter()

@@ -301,7 +301,8 @@ def test_verify_renders_only_in_scope_cases_on_llama_server(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A case out of scope on llama-server's context is never compared, so it is not rendered
     there: it is counted under its kind (all of them are, agreeing or not), and every case in
-    scope is rendered and compared."""
+    scope is rendered and compared; then the context's own draws (verify.percontext), each in
+    its scope, until it compared 90% of the cases."""
     go = SEED.read_text(encoding="utf-8")
     jinja = translate(go)
     engine = get_engine("llamacpp-server")
@@ -322,8 +323,11 @@ def test_verify_renders_only_in_scope_cases_on_llama_server(
     in_scope = [jinja_context(conv) for conv, kind in zip(drawn, kinds, strict=True)
                 if kind is None]
     assert result.ok and tally.cases == 120
-    assert 0 < len(in_scope) < 120 and sent == in_scope
-    assert tally.equal == len(in_scope)
+    assert 0 < len(in_scope) < 108 and sent[:len(in_scope)] == in_scope
+    own = sent[len(in_scope):]  # the own draws llama-server refused count apart, by kind
+    refused = sum(tally.drawn_out_of_scope.get(kind, 0) for kind in tally.drawn_out_of_scope
+                  if kind.startswith("llama-server refuses the request"))
+    assert tally.equal == len(sent) - refused == 108 and len(own) >= 108 - len(in_scope)
     assert tally.runtime_differs == {kind: kinds.count(kind) for kind in set(kinds) - {None}}
 
 

@@ -144,8 +144,12 @@ def _converted(source: Source, name: str, bos: BosFacts | None = None) -> str:
 def summary_line(result: VerifyResult, path: str) -> str:
     """One line per template: name, path, cases, engines, divergences; the cases a runtime
     context put out of scope, per engine with the number it compared (the contexts draw
-    different kinds, so a sum over them would say nothing)."""
+    different kinds, so a sum over them would say nothing); a context that compared fewer
+    than its share says so in the verdict."""
     verdict = "equivalent" if result.ok else "DIVERGES"
+    if result.shortfalls:
+        verdict += " (" + "; ".join(f"{name}: {why}"
+                                    for name, why in result.shortfalls.items()) + ")"
     differs = runtime_differs_field(result)
     return (f"{result.name}\t{path}\tcases={result.cases}\tengines={','.join(result.engines)}"
             f"\trefused={result.refused}"
@@ -154,10 +158,12 @@ def summary_line(result: VerifyResult, path: str) -> str:
 
 
 def runtime_differs_field(result: VerifyResult) -> str:
-    """`llamacpp-server:144 (compared 56 of 200),minja-server:193 (compared 7 of 200)`."""
+    """`llamacpp-server:144 (compared 181 of 200),minja-server:193 (compared 180 of 200)`: the
+    main draw's out-of-scope cases, and the cases compared, a runtime context's own draws
+    (`verify.percontext`) included."""
     parts = []
     for name, tally in result.counts.items():
         out = sum(tally.runtime_differs.values())
         if out:
-            parts.append(f"{name}:{out} (compared {tally.cases - out} of {tally.cases})")
+            parts.append(f"{name}:{out} (compared {tally.compared} of {tally.cases})")
     return ",".join(parts)

@@ -114,6 +114,10 @@ class SweepRow:
     #: Per engine: cases a runtime context (llama-server) rendered differently for a kind the
     #: contract puts out of its scope, by kind (verify's EngineTally.runtime_differs).
     runtime_differs: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Per runtime context: the cases it compared (its own draws included: verify.percontext),
+    #: and why it compared fewer than its share, where it did.
+    compared: dict[str, int] = field(default_factory=dict)
+    short: dict[str, str] = field(default_factory=dict)
     counterexample: dict[str, Any] | None = None  # the first divergence (minimal conversation)
     same_as: str | None = None  # an earlier row with the identical source
     seconds: float = 0.0
@@ -237,6 +241,9 @@ def sweep_one(item: SweepInput, *, cases: int, exhaustive: int | None, seed: int
         row.diverging = [d.engine for d in result.divergences]
         row.runtime_differs = {name: dict(tally.runtime_differs)
                                for name, tally in result.counts.items() if tally.runtime_differs}
+        row.compared = {name: tally.compared for name, tally in result.counts.items()
+                        if name in result.contexts}
+        row.short = {name: tally.short for name, tally in result.counts.items() if tally.short}
         row.status = EQUIVALENT if result.ok else DIVERGES
         if result.divergences:
             first = result.divergences[0]
@@ -315,17 +322,23 @@ def short(text: str, limit: int = SHORT) -> str:
 
 
 def engine_cell(row: SweepRow, engine: str) -> str:
-    """One engine's verdict on a row: `=` (every case equal), `diverges`, `=, N differ: kind…`
-    (a runtime context differing only on out-of-scope kinds), or `—` (not run)."""
+    """One engine's verdict on a row: `=` (every case equal), `diverges`, `=, C compared; N out
+    of scope: kind…` (a runtime context: the cases it compared, its own draws included, and
+    the main draw's out-of-scope kinds; why it compared fewer than its share, where it did),
+    or `—` (not run)."""
     if engine not in row.engines:
         return "—"
     if engine in row.diverging:
         return "**diverges**"
     kinds = row.runtime_differs.get(engine, {})
+    compared = (f"{row.compared[engine]} compared"
+                + (f" (short: {_cell(row.short[engine])})" if engine in row.short else "")
+                if engine in row.compared else "")
     if not kinds:
-        return "="
+        return "=" + (f", {compared}" if compared else "")
     listed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
-    return f"=, {sum(kinds.values())} out of scope: {_cell(listed)}"
+    return (f"=, {compared + '; ' if compared else ''}{sum(kinds.values())} out of scope: "
+            f"{_cell(listed)}")
 
 
 def row_cells(row: SweepRow, engines: list[str]) -> list[str]:
@@ -427,6 +440,7 @@ def to_markdown(rows: list[SweepRow], *, command: str, cases: int, exhaustive: i
         + f"; {_case_totals(rows)}.",
         "",
         *_runtime_differs_lines(rows),
+        *_compared_lines(rows),
         "| " + " | ".join(table_columns(engines_run)) + " |",
         "|" + "---|" * len(table_columns(engines_run)),
     ]
@@ -450,6 +464,27 @@ def _runtime_differs_lines(rows: list[SweepRow]) -> list[str]:
     return ["**Out of scope on a runtime context** (not compared: kinds of conversation no "
             "template can make that runtime render as Ollama, and requests it refuses: "
             f"docs/equivalence-contract.md, {sections}): " + listed + ".", ""]
+
+
+def _compared_lines(rows: list[SweepRow]) -> list[str]:
+    """The cases each runtime context compared, over the rows verified there, against the
+    case budget; the templates where it compared fewer than its share, with why."""
+    unique = [row for row in rows if row.same_as is None]
+    engines = list(dict.fromkeys(e for row in unique for e in row.compared))
+    if not engines:
+        return []
+    totals = []
+    for engine in engines:
+        ran = [row for row in unique if engine in row.compared]
+        compared, budget = sum(r.compared[engine] for r in ran), sum(r.cases for r in ran)
+        short = [r for r in ran if engine in r.short]
+        totals.append(f"{engine} {compared} of {budget} ({compared / max(budget, 1):.0%})"
+                      + (f", {len(short)} template(s) short: " + "; ".join(
+                          f"{_cell(r.template)} ({_cell(r.short[engine])})" for r in short)
+                         if short else ""))
+    return ["**Compared per runtime context** (the main draw's cases in scope there and the "
+            "context's own draws, steered to its scope until it compared 90% of the cases: "
+            "docs/equivalence-contract.md, *On llama-server*): " + "; ".join(totals) + ".", ""]
 
 
 def to_json(rows: list[SweepRow]) -> list[dict[str, Any]]:

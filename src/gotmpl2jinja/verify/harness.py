@@ -15,7 +15,7 @@ engine; only a divergence goes to hypothesis, which replays its choices and shri
 single renders.
 
 May depend on: `emit`, `engines`, `errors`, `verify.closed`, `verify.conversation`,
-`verify.outcomes`, `verify.strategies`.
+`verify.outcomes`, `verify.percontext`, `verify.strategies`.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ from gotmpl2jinja.verify.outcomes import (
     out_of_scope,
     outcome_of,
 )
+from gotmpl2jinja.verify.percontext import draw_per_context, runtime_contexts
 from gotmpl2jinja.verify.strategies import (
     DrawnCase,
     draw_random,
@@ -95,6 +96,10 @@ MAX_BATCH = 256
 
 
 _POOL: ThreadPoolExecutor | None = None
+
+
+def _same(conv: dict[str, Any]) -> dict[str, Any]:
+    return conv
 
 
 def _workers() -> ThreadPoolExecutor:
@@ -293,21 +298,23 @@ class _Checker:
         return go_outcomes
 
     def count(self, go: Outcome, results: dict[str, Outcome], engines: list[Engine],
-              conv: dict[str, Any]) -> list[Engine]:
-        """Count one case on `engines`; returns those that diverge on it."""
+              conv: dict[str, Any], extra: bool = False) -> list[Engine]:
+        """Count one case on `engines` (`extra`: one of a context's own draws, counted apart
+        from the main draw's cases and kinds); returns those that diverge on it."""
         diverging = []
         for engine in engines:
             tally = self.counts[engine.name]
-            tally.cases += 1
+            differs = tally.drawn_out_of_scope if extra else tally.runtime_differs
+            tally.cases += not extra
             skipped = results[engine.name].out_of_scope
             if skipped is not None:
-                tally.runtime_differs[skipped] = tally.runtime_differs.get(skipped, 0) + 1
+                differs[skipped] = differs.get(skipped, 0) + 1
                 continue
             if not self.agrees(go, results[engine.name], conv, engine):
                 kind = (results[engine.name].runtime_refused
                         or self.scope(engine, conv, go))
                 if kind is not None:
-                    tally.runtime_differs[kind] = tally.runtime_differs.get(kind, 0) + 1
+                    differs[kind] = differs.get(kind, 0) + 1
                     continue
                 tally.diverged += 1
                 diverging.append(engine)
@@ -317,9 +324,10 @@ class _Checker:
                 tally.both_failed += 1
             else:
                 tally.equal += 1
-        self.cases += 1
-        if self.progress is not None:
-            self.progress(self.cases)
+        if not extra:
+            self.cases += 1
+            if self.progress is not None:
+                self.progress(self.cases)
         return diverging
 
     def search(self, items: Iterator[T], conversation: Callable[[T], dict[str, Any]],
@@ -346,6 +354,22 @@ class _Checker:
                     pending[:] = [e for e in pending if e not in hit]
             size = min(2 * size, MAX_BATCH)
         return found
+
+    def search_extra(self, items: Iterator[T], engine: Engine, target: int,
+                     conversation: Callable[[T], dict[str, Any]] = _same) -> T | None:
+        """Check a runtime context's own draws (`verify.percontext`) on it alone, in batches,
+        until it has compared `target` cases or `items` run out; returns the first item it
+        diverges on, or None."""
+        tally = self.counts[engine.name]
+        while tally.compared < target:
+            batch = list(itertools.islice(items, min(target - tally.compared, MAX_BATCH)))
+            if not batch:
+                break
+            results = self.batch_outcomes([conversation(i) for i in batch], [engine])
+            for item, (go, jinja) in zip(batch, results, strict=True):
+                if self.count(go, jinja, [engine], conversation(item), extra=True):
+                    return item
+        return None
 
     def divergence(self, conv: dict[str, Any], engine: Engine, found_by: str) -> Divergence:
         go, results = self.outcomes(conv, [engine])
@@ -389,10 +413,6 @@ def _shrunk_divergences(checker: _Checker, case: DrawnCase, engines: list[Engine
             divergences.append(checker.divergence(minimal, engine, "random"))
         left = [e for e in left if e not in hit]
     return divergences
-
-
-def _same(conv: dict[str, Any]) -> dict[str, Any]:
-    return conv
 
 
 def _conversation_of(case: DrawnCase) -> dict[str, Any]:
@@ -447,10 +467,15 @@ def verify_template(
         for case, hit in checker.search(drawn, _conversation_of, pending, cases):
             divergences += _shrunk_divergences(checker, case, hit)
 
+    for engine in runtime_contexts(pending):  # each its share of compared cases
+        divergences += draw_per_context(checker, engine, cases=cases, exhaustive=exhaustive,
+                                        seed=seed, shrink=_shrunk_divergences)
+
     return VerifyResult(
         name=name, cases=checker.cases, engines=[e.name for e in chosen],
         counts=checker.counts, divergences=divergences, seed=seed, skipped=selection.skipped,
         compared_on=tokens.describe if tokens is not None else None,
         unknown_specials=(unknown_specials(tokens.vocab, go_source)
                           if tokens is not None and tokens.vocab is not None else []),
+        contexts=[e.name for e in runtime_contexts(chosen)],
     )

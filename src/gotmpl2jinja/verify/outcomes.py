@@ -102,6 +102,17 @@ class EngineTally:
     #: one the runtime refused: counted by kind, never as equivalent. An out-of-scope case is
     #: not rendered there (nothing it rendered would be compared).
     runtime_differs: dict[str, int] = field(default_factory=dict)
+    #: A runtime context's own draws after the main draw (`verify.percontext`): how many, the
+    #: out-of-scope kinds among them (set aside before rendering, or refused by the runtime),
+    #: and, where it still compared fewer than its share of the cases, why.
+    drawn: int = 0
+    drawn_out_of_scope: dict[str, int] = field(default_factory=dict)
+    short: str | None = None
+
+    @property
+    def compared(self) -> int:
+        """Cases compared with Go on this engine (the main draw's and its own draws')."""
+        return self.equal + self.both_failed + self.diverged + self.refused
 
 
 @dataclass
@@ -121,6 +132,9 @@ class VerifyResult:
     compared_on: str | None = None
     #: The template's special-token texts the vocabulary has no special token for.
     unknown_specials: list[str] = field(default_factory=list)
+    #: The engines that run in a runtime (llama-server's) context, each with draws of its own
+    #: after the main draw (`verify.percontext`).
+    contexts: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -144,7 +158,17 @@ class VerifyResult:
         data["ok"] = self.ok
         data["refused"] = self.refused
         data["runtime_differs"] = self.runtime_differs
+        for name, tally in self.counts.items():
+            data["counts"][name]["compared"] = tally.compared
+        data["shortfalls"] = self.shortfalls
         return data
+
+    @property
+    def shortfalls(self) -> dict[str, str]:
+        """The engines that compared fewer than their share of the cases, with why: `31 of
+        200 compared, cap reached: …`."""
+        return {name: f"{tally.compared} of {tally.cases} compared, {tally.short}"
+                for name, tally in self.counts.items() if tally.short}
 
 
 # ---------------------------------------------------------------------------------------------

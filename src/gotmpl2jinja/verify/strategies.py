@@ -25,7 +25,7 @@ lone surrogates (Go replaces them by U+FFFD when decoding JSON), tool-schema key
 not know (Go drops them; Jinja would see them), upper-case roles (Ollama lower-cases roles on
 decode) and images (out of scope).
 
-May depend on: `verify.conversation`.
+May depend on: `verify.conversation`, `verify.steer`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any, Protocol, TypeVar
 from hypothesis import strategies as st
 
 from gotmpl2jinja.verify.conversation import THINK_LEVELS
+from gotmpl2jinja.verify.steer import FREE, Steer
 
 ROLES = ("system", "user", "assistant", "tool")
 #: A role no template expects: Ollama passes any lower-case role through.
@@ -343,7 +344,9 @@ T = TypeVar("T")
 
 
 class Chooser(Protocol):
-    """Where a builder's decisions come from."""
+    """Where a builder's decisions come from (and what it may draw: `steer`)."""
+
+    steer: Steer
 
     def choice(self, n: int) -> int:
         """An index in range(n); 0 is what shrinking moves towards."""
@@ -371,9 +374,9 @@ _INDEXES = (0, 1, 2, 3, -1, 1114112, 2**53 - 1, -(2**53 - 1))
 def build_tool_call(c: Chooser) -> dict[str, Any]:
     """A tool call with or without id / index / arguments (Go defaults what is missing)."""
     function: dict[str, Any] = {"name": _pick(c, _TOOL_NAMES)}
-    if c.choice(2):
+    if c.steer.call_index and c.choice(2):
         function["index"] = _pick(c, _INDEXES)
-    if c.choice(2):
+    if not c.steer.bare_calls or c.choice(2):
         function["arguments"] = _pick(c, arguments_pool())
     call: dict[str, Any] = {"function": function}
     if c.choice(2):
@@ -384,14 +387,14 @@ def build_tool_call(c: Chooser) -> dict[str, Any]:
 def build_message(c: Chooser) -> dict[str, Any]:
     """One message of any role; assistants may think and call tools, tool results may name
     their tool and call; every optional field is sometimes absent."""
-    role = _pick(c, _MESSAGE_ROLES)
+    role = _pick(c, c.steer.roles(_MESSAGE_ROLES))
     message: dict[str, Any] = {"role": role}
     if c.choice(2):
         message["content"] = _pick(c, text_pool())
     if role == "assistant":
-        if c.choice(2):
+        if c.steer.thinking and c.choice(2):
             message["thinking"] = _pick(c, text_pool())
-        if c.choice(2):
+        if c.steer.tool_calls and c.choice(2):
             message["tool_calls"] = c.repeat(3, build_tool_call)
     if role == "tool":
         if c.choice(2):
@@ -402,16 +405,21 @@ def build_message(c: Chooser) -> dict[str, Any]:
 
 
 def _maybe_think(c: Chooser, conv: dict[str, Any]) -> dict[str, Any]:
-    if c.choice(2):
-        conv["think"] = _pick(c, THINK_VALUES[1:])
+    values = c.steer.think_values(THINK_VALUES[1:])
+    if values and c.choice(2):
+        conv["think"] = _pick(c, values)
     return conv
 
 
 def build_chat(c: Chooser, max_messages: int = 6) -> dict[str, Any]:
     """The `/api/chat` shape: messages, maybe tools, maybe `think`."""
-    conv: dict[str, Any] = {"messages": c.repeat(max_messages, build_message)}
-    if c.choice(2):
-        conv["tools"] = _pick(c, tools_pool())
+    messages = c.repeat(max_messages, build_message)
+    if not c.steer.empty_chat and not messages or not c.steer.final_assistant and messages \
+            and messages[-1]["role"] == "assistant":  # steered: a user's turn closes the chat
+        messages.append({"role": "user", "content": _pick(c, text_pool())})
+    conv: dict[str, Any] = {"messages": messages}
+    if c.steer.tools and c.choice(2):
+        conv["tools"] = _pick(c, c.steer.tool_lists(tools_pool()))
     return _host_call(c, _maybe_think(c, conv))
 
 
@@ -423,7 +431,7 @@ def _host_call(c: Chooser, conv: dict[str, Any]) -> dict[str, Any]:
     messages = conv["messages"]
     if not messages:  # (no choice: the simplest conversation stays the empty chat)
         return conv
-    call = c.choice(6)
+    call = c.choice(6 if c.steer.closed_call else 4)
     if call == 3:
         conv["add_generation_prompt"] = True
     elif call in (4, 5):
@@ -442,7 +450,7 @@ def build_fim(c: Chooser) -> dict[str, Any]:
 
 def build_conversation(c: Chooser, max_messages: int = 6) -> dict[str, Any]:
     """Any conversation of the contract; chat seven times as often as fill-in-the-middle."""
-    if c.choice(8) == 7:
+    if c.steer.fim and c.choice(8) == 7:
         return build_fim(c)
     return build_chat(c, max_messages)
 
@@ -452,8 +460,9 @@ class RandomChooser:
     an integer per `choice`, and a list as `st.lists` records it (True before each item, a
     final False). Lists get a uniform length (hypothesis's are mostly short)."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, steer: Steer = FREE) -> None:
         self.rng = rng
+        self.steer = steer
         self.choices: list[int | bool] = []
 
     def choice(self, n: int) -> int:
@@ -481,31 +490,33 @@ def _index(n: int) -> st.SearchStrategy[int]:
 class _HypothesisChooser:
     """Choices drawn by hypothesis: one bounded integer each, lists by `st.lists`."""
 
-    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any], steer: Steer) -> None:
         self.draw = draw
+        self.steer = steer
 
     def choice(self, n: int) -> int:
         return 0 if n <= 1 else int(self.draw(_index(n)))
 
     def repeat(self, max_size: int, build: Callable[[Chooser], T]) -> list[T]:
-        return list(self.draw(_list_of(build, max_size)))
+        return list(self.draw(_list_of(build, max_size, self.steer)))
 
 
 @functools.cache
-def _built(build: Callable[[Chooser], Any]) -> st.SearchStrategy[Any]:
+def _built(build: Callable[[Chooser], Any], steer: Steer = FREE) -> st.SearchStrategy[Any]:
     """A hypothesis strategy for a builder (cached: one strategy object per builder)."""
     @st.composite
     def strategy(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Any:
-        return build(_HypothesisChooser(draw))
+        return build(_HypothesisChooser(draw, steer))
 
     return strategy()
 
 
 @functools.cache
-def _list_of(build: Callable[[Chooser], Any], max_size: int) -> st.SearchStrategy[list[Any]]:
+def _list_of(build: Callable[[Chooser], Any], max_size: int, steer: Steer = FREE
+             ) -> st.SearchStrategy[list[Any]]:
     """`st.lists` itself, whose items the shrinker deletes anywhere in the list (a home-made
     list of "one more?" choices only loses items at its end)."""
-    return st.lists(_built(build), max_size=max_size)
+    return st.lists(_built(build, steer), max_size=max_size)
 
 
 @functools.cache
@@ -537,9 +548,10 @@ def fim_requests() -> st.SearchStrategy[dict[str, Any]]:
     return _built(build_fim)
 
 
-def conversations(max_messages: int = 6) -> st.SearchStrategy[dict[str, Any]]:
-    """Any conversation of the contract (see `build_conversation`)."""
-    return _built(_with_max_messages(build_conversation, max_messages))
+def conversations(max_messages: int = 6, steer: Steer = FREE
+                  ) -> st.SearchStrategy[dict[str, Any]]:
+    """Any conversation of the contract (see `build_conversation`) `steer` allows."""
+    return _built(_with_max_messages(build_conversation, max_messages), steer)
 
 
 @dataclass(frozen=True)
@@ -549,13 +561,15 @@ class DrawnCase:
     conversation: dict[str, Any]
     choices: tuple[int | bool, ...]
     max_messages: int = 6
+    steer: Steer = FREE
 
 
-def draw_random(rng: random.Random, max_messages: int = 6) -> DrawnCase:
-    """One conversation of `conversations(max_messages)`, drawn without hypothesis's engine."""
-    chooser = RandomChooser(rng)
+def draw_random(rng: random.Random, max_messages: int = 6, steer: Steer = FREE) -> DrawnCase:
+    """One conversation of `conversations(max_messages, steer)`, drawn without hypothesis's
+    engine."""
+    chooser = RandomChooser(rng, steer)
     conv = build_conversation(chooser, max_messages)
-    return DrawnCase(conv, tuple(chooser.choices), max_messages)
+    return DrawnCase(conv, tuple(chooser.choices), max_messages, steer)
 
 
 def shrink_conversation(
@@ -575,7 +589,7 @@ def shrink_conversation(
     database.save(key + b".secondary", choices_to_bytes(case.choices))
     try:
         return find(
-            conversations(case.max_messages), fails, database_key=key,
+            conversations(case.max_messages, case.steer), fails, database_key=key,
             settings=settings(
                 database=database, max_examples=max_shrinks, deadline=None,
                 phases=[Phase.reuse, Phase.shrink], suppress_health_check=list(HealthCheck),
