@@ -499,6 +499,8 @@ def progress_line(number: int, total: int, row: SweepRow) -> str:
         what += f", {row.cases} cases ({row.refused} refused by Ollama)"
         if row.diverging:
             what += f" (diverges on {', '.join(row.diverging)})"
+        if row.compared:
+            what += "; compared " + ", ".join(f"{name} {n}" for name, n in row.compared.items())
     if row.same_as:
         what += f" (same source as {row.same_as})"
     return f"[{number}/{total}] {row.template}: {what} ({row.seconds:.1f} s)"
