@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "gotmpl2jinja"
 #: person can act on) and `lifetime` (child processes that die with their parent).
 SHARED = ("errors", "lifetime")
 STAGES = ["shared", "syntax", "ollama", "analysis", "emit", "engines", "verify", "formats",
-          "batch", "serve", "cli"]
+          "batch", "pipeline", "serve", "cli"]
 #: The package's own `__init__` (the Python API) and `__main__` sit above every stage.
 API = len(STAGES)
 

@@ -7,7 +7,7 @@ May depend on: `batch.driver`, `batch.migrate` (finding inputs), `emit`, `engine
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,39 +90,59 @@ def verify_file(
     untranslatable input is a verdict (its message placed in the file), not a crash; so is a
     render that runs past the timeout, on Go or an engine. `kind` is `load_source`'s;
     `family` the model's family (`--family`), whose steps both sides take."""
-    verdict = FileVerdict(path=str(path))
+    def read() -> Source:
+        return load_source(str(path), kind=kind)
+
+    jinja = None if jinja_path is None else (lambda: jinja_path.read_bytes().decode("utf-8"))
+    return verify_input(str(path), read, jinja=jinja, cases=cases, exhaustive=exhaustive,
+                        engines=engines, seed=seed, progress=progress, tokens=tokens,
+                        family=family, name=path.stem)
+
+
+def verify_input(
+    label: str, read: Callable[[], Source], *, jinja: Callable[[], str] | None = None,
+    cases: int = 200, exhaustive: int | None = None, engines: list[str] | None = None,
+    seed: int = 0, progress: Progress | None = None, tokens: TokenLevel | None = None,
+    family: str | None = None, name: str | None = None,
+) -> FileVerdict:
+    """`verify_file` for any input: `read` gives its Source (a file, a pasted text, an
+    installed model), `label` names it in messages (the file's path), `jinja` gives the Jinja
+    to compare (None: the translation), `name` names the template in the result (default:
+    the label's stem). The verdict's error is placed in the input as the user sees it."""
+    verdict = FileVerdict(path=label)
+    stem = Path(label).stem if name is None else name
 
     def convert(source: Source) -> str:
-        if jinja_path is not None:
-            return jinja_path.read_bytes().decode("utf-8")
-        return _converted(source, path.stem, tokens.host.facts if tokens else None)
+        if jinja is not None:
+            return jinja()
+        return _converted(source, stem, tokens.host.facts if tokens else None)
 
-    def read() -> Source:
-        source = load_source(str(path), kind=kind)
+    def read_with_family() -> Source:
+        source = read()
         notice = apply_family(source, family)
         if notice:
             source.warnings.append(notice.removeprefix("note: "))
         return source
 
-    ran = driver.run(str(path), read, convert=convert,
+    ran = driver.run(label, read_with_family, convert=convert,
                      cases=cases, exhaustive=exhaustive, engines=engines, seed=seed,
-                     name=path.stem, progress=progress, tokens=tokens)
+                     name=stem, progress=progress, tokens=tokens)
     exc = ran.error
     if ran.failed == driver.READ:  # ModelfileError, InputError: placed already
         assert isinstance(exc, Gotmpl2JinjaError)
         if exc.name is None:
-            exc.name = str(path)
+            exc.name = label
         verdict.error = str(exc)
         return verdict
     source = ran.source
     assert source is not None
     verdict.kind, verdict.warnings = source.kind, list(source.warnings)
-    if isinstance(exc, (RenderTimeout, EngineTimeout)):  # this file's fault: say so, go on
-        verdict.error = f"{path}: {exc}"
+    if isinstance(exc, (RenderTimeout, EngineTimeout)):  # this input's fault: say so, go on
+        verdict.error = f"{label}: {exc}"
     elif isinstance(exc, Gotmpl2JinjaError):
         if exc.line is not None:  # a Modelfile's TEMPLATE position → a position in the file
             exc.line, exc.col = source.locate(exc.line, exc.col)
-        exc.name = str(path)
+        exc.name = label
         jinja_hint(exc, source.template)
         verdict.error = str(exc)
     elif exc is not None:  # not an input's fault (an unreadable --jinja file is checked first)

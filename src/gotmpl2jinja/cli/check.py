@@ -5,7 +5,7 @@ Registered on the group in `cli.main`. Imports inside the commands are deferred 
 time: a command imports its stage when it runs.
 
 May depend on: cli.common, errors (and, when a command runs, batch, engines.registry, ollama,
-verify).
+pipeline, verify).
 """
 
 from __future__ import annotations
@@ -42,16 +42,10 @@ gguf_option = click.option(
 
 
 def token_level(gguf: str | None) -> Any:
-    """The `verify.tokens.TokenLevel` of --gguf (None without it); a file that is not a GGUF
-    with a tokenizer is one sentence naming it."""
-    if gguf is None:
-        return None
-    from gotmpl2jinja.engines.tokenizer import vocabulary
-    from gotmpl2jinja.ollama.vocab import facts_from_gguf
-    from gotmpl2jinja.verify.tokens import HostTokens, TokenLevel
+    """The `verify.tokens.TokenLevel` of --gguf (None without it): `pipeline.token_level`."""
+    from gotmpl2jinja.pipeline.checking import token_level as level
 
-    vocab = vocabulary(gguf)  # (llama.cpp's own reading first: its sentence names the file)
-    return TokenLevel(HostTokens.of_vocabulary(vocab, facts_from_gguf(gguf)), vocab)
+    return level(gguf)
 
 
 def token_lines(result: Any) -> list[str]:
@@ -198,12 +192,13 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
     import json
 
     from gotmpl2jinja.batch import files
-    from gotmpl2jinja.verify.exhaustive import exhaustive_count
+    from gotmpl2jinja.pipeline.checking import planned_cases
+    from gotmpl2jinja.pipeline.checking import verify as verified
     from gotmpl2jinja.verify.outcomes import format_divergence
 
     if not inputs and not example:
         raise click.UsageError("give INPUT… (templates, Modelfiles, directories) or --example")
-    total = cases + (exhaustive_count(depth) if depth is not None else 0)
+    total = planned_cases(cases, depth)
     if total < 1:
         raise click.UsageError("--cases 0 without --exhaustive checks nothing; give --cases N "
                                "(N ≥ 1) or --exhaustive DEPTH")
@@ -219,8 +214,8 @@ def verify(inputs: tuple[str, ...], example: bool, cases: int, depth: int | None
     with _verify_progress() as progress:
         for path in paths:
             task = progress.add_task(path.name, total=total) if progress else None
-            verdict = files.verify_file(
-                path, jinja_path=Path(jinja_file) if jinja_file else None, cases=cases,
+            verdict = verified(
+                path, jinja=Path(jinja_file) if jinja_file else None, cases=cases,
                 exhaustive=depth, engines=selection.used, seed=seed, kind=kind,
                 progress=_task_progress(progress, task) if progress else None, tokens=tokens,
                 family=family,

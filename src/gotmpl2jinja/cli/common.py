@@ -1,22 +1,21 @@
-"""What the commands share: friendly errors, reading a source, the engine and timeout options,
-the output-file checks, and the example template shipped in the package.
+"""What the commands share: friendly errors, reading a source (`pipeline.read_input`, its notes
+on stderr), the engine and timeout options, the output-file checks, and the example template
+shipped in the package.
 
 Imports inside these helpers are deferred for start-up time (a command imports its stage when
 it runs).
 
-May depend on: errors (and, when a helper runs, batch, engines.registry, formats.writers, syntax,
-ollama).
+May depend on: errors (and, when a helper runs, batch, engines.registry, formats.writers,
+ollama, pipeline).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import os
-import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,6 +26,7 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError
 if TYPE_CHECKING:
     from gotmpl2jinja.engines.registry import EngineSelection
     from gotmpl2jinja.ollama.source import Source
+    from gotmpl2jinja.pipeline.reading import Note
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,63 +97,22 @@ def store_option(extra: str = "") -> Callable[[F], F]:
 def store_dir(store: str | None) -> Path | None:
     """`--ollama-store`'s value as a directory: None when not given, the default store when
     given alone."""
-    from gotmpl2jinja.ollama.store import default_models_dir
+    from gotmpl2jinja.pipeline.reading import store_path
 
-    if store is None:
-        return None
-    return Path(store) if store else default_models_dir()
+    return store_path(store)
+
+
+def echo_note(note: Note) -> None:
+    """A note of the pipeline as the commands print it: its line, on stderr, at once."""
+    click.echo(note.text, err=True)
 
 
 def load_input(spec: str, kind: str = "auto", store: str | None = None) -> Source:
     """Every command's way to read its INPUT (a template, a Modelfile, `-`, `ollama:NAME`):
-    `ollama.source.load_source` with the `--ollama-store` given, its warnings on stderr."""
-    from gotmpl2jinja.ollama.source import load_source
+    `pipeline.read_input` with the `--ollama-store` given, its warnings on stderr."""
+    from gotmpl2jinja.pipeline.reading import read_input
 
-    source = load_source(spec, models_dir=store_dir(store), kind=kind)
-    for warning in source.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    return source
-
-
-@contextlib.contextmanager
-def placed_in(source: Source) -> Iterator[None]:
-    """An error about the template, placed in the file the user has open: a Modelfile's
-    TEMPLATE position becomes a position in the Modelfile, columns count characters, and the
-    message starts with the file's name (`FILE:LINE:COL: message`)."""
-    from gotmpl2jinja.ollama.source import jinja_hint
-
-    try:
-        yield
-    except Gotmpl2JinjaError as exc:
-        if exc.line is not None:
-            exc.line, exc.col = source.locate(exc.line, exc.col)
-        exc.name = source.name
-        jinja_hint(exc, source.template)
-        raise
-
-
-@contextlib.contextmanager
-def go_syntax_placed(source: Source) -> Iterator[None]:
-    """Go's parse error (`template: :3: unexpected …`, a line and no column) placed as
-    `placed_in` places the project's errors, with the column of the project's parser, which
-    follows Go's grammar (Go's own sentence and line when that parser accepts the template)."""
-    from gotmpl2jinja.errors import TemplateSyntaxError
-    from gotmpl2jinja.syntax.parser import parse
-
-    try:
-        yield
-    except TemplateSyntaxError as exc:
-        with placed_in(source):
-            try:
-                parse(source.template, name=source.name)
-            except Gotmpl2JinjaError as ours:
-                if ours.line is not None:
-                    raise TemplateSyntaxError(ours.message, line=ours.line, col=ours.col
-                                              ) from None
-            match = re.match(r"template: [^:]*:(\d+): (.*)", exc.message, re.S)
-            if match is None:
-                raise
-            raise TemplateSyntaxError(match[2], line=int(match[1])) from None
+    return read_input(spec, kind=kind, store=store, on_note=echo_note)
 
 
 class ExistingPath(click.Path):
@@ -234,11 +193,9 @@ def choose_engines(engines: str | None, require_all: bool, timeout: float | None
 
 def choose_timeout(seconds: float) -> None:
     """`--timeout`: how long one render may take on the Go renderer and on every engine."""
-    from gotmpl2jinja.engines.registry import set_render_timeout
-    from gotmpl2jinja.ollama.reference import shared_renderer
+    from gotmpl2jinja.pipeline.reading import set_timeout
 
-    set_render_timeout(seconds)
-    shared_renderer().timeout = seconds
+    set_timeout(seconds)
 
 
 def convert_target(output: str | None, fmt: str, force: bool, gguf_source: str | None

@@ -3,15 +3,15 @@
 Registered on the group in `cli.main`. Imports inside the commands are deferred for start-up
 time: a command imports its stage when it runs.
 
-May depend on: cli.common, errors (and, when a command runs, emit, formats, ollama, syntax,
-verify).
+Each is a thin caller of the pipeline (`pipeline`: read, convert, render), which the
+playground shares.
+
+May depend on: cli.common (and, when a command runs, emit, formats, ollama, pipeline, syntax).
 """
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,12 @@ from gotmpl2jinja.cli.common import (
     ExistingPath,
     _positive_seconds,
     as_option,
-    choose_timeout,
     convert_target,
+    echo_note,
     family_option,
     friendly_errors,
     gguf_writer_needed,
-    go_syntax_placed,
     load_input,
-    placed_in,
     store_dir,
     store_option,
     timeout_option,
@@ -45,6 +43,7 @@ def parse(input_spec: str, as_json: bool, kind: str, store: str | None) -> None:
     """Parse a Go template (a Modelfile's TEMPLATE) and print its AST (and Ollama's parse-time
     facts)."""
     from gotmpl2jinja.formats.show import ast_to_json, ast_to_text
+    from gotmpl2jinja.pipeline.reading import placed_in
     from gotmpl2jinja.syntax.parser import parse as parse_template
 
     source = load_input(input_spec, kind, store)
@@ -79,25 +78,17 @@ def render(input_spec: str, conversation: str, now: str | None,
     request it refuses for a capability is an error), then Execute. INPUT is read as `convert`
     reads it: a Go template, or a Modelfile (its TEMPLATE, with its SYSTEM/MESSAGE rule), with
     the model's family steps (its config, a PARSER, --family)."""
-    import datetime as dt
-
-    from gotmpl2jinja.ollama.reference import ReferenceRenderer, read_conversation_text
-    from gotmpl2jinja.ollama.source import apply_family
+    from gotmpl2jinja.ollama.reference import read_conversation_text
+    from gotmpl2jinja.pipeline.reading import with_family
+    from gotmpl2jinja.pipeline.rendering import ollama_prompt
 
     if input_spec == "-" and conversation == "-":
         raise click.UsageError("INPUT and CONVERSATION cannot both be standard input")
     source = load_input(input_spec, kind, store)
-    notice = apply_family(source, family)
-    if notice:
-        click.echo(notice, err=True)
+    with_family(source, family, echo_note)
     request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
-    clock = now or dt.datetime.now().astimezone().isoformat()
-    with ReferenceRenderer(timeout) as renderer, go_syntax_placed(source):
-        output = renderer.render(source.template, request, now=clock,
-                                 function_json=not go_struct_function, server=not template_only,
-                                 modelfile_system=source.system,
-                                 modelfile_messages=source.messages or None,
-                                 family=source.family.payload() if source.family else None)
+    output = ollama_prompt(source, request, now=now, go_struct_function=go_struct_function,
+                           template_only=template_only, timeout=timeout)
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
 
 
@@ -196,78 +187,25 @@ def convert(input_spec: str, output: str | None, fmt: str, gguf_source: str | No
     overrides), the Jinja writes bos_token first, as transformers and vLLM need; --format hf
     also writes the BOS facts.
     """
-    from gotmpl2jinja.emit.legacy import collect_warnings
-    from gotmpl2jinja.emit.preamble import convert_source
     from gotmpl2jinja.formats.writers import write_output
-    from gotmpl2jinja.ollama.source import apply_family
-    from gotmpl2jinja.ollama.vocab import resolve_facts, undecided_line
+    from gotmpl2jinja.pipeline.converting import convert as converted
 
     if gguf_source is not None and tokenizer_config is not None:
         raise click.UsageError("give --gguf or --tokenizer-config, not both")
     target = convert_target(output, fmt, force, gguf_source)  # before any work
     source = load_input(input_spec, kind, store if models_alias is None else models_alias)
-    unread: list[str] = []
-    facts = resolve_facts(gguf=Path(gguf_source) if gguf_source else None,
-                          model_path=source.model_path, bos=bos, warnings=unread,
-                          model=source.name,
-                          tokenizer_config=Path(tokenizer_config) if tokenizer_config else None)
-    for warning in unread:
-        click.echo(f"warning: {warning}", err=True)
-    notice = apply_family(source, family)
-    if notice:
-        click.echo(notice, err=True)
-    with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
-        jinja, problems = collect_warnings(
-            lambda: convert_source(source, facts, generation_blocks=generation_blocks))
-    for problem in problems:  # where Ollama itself fails; the Jinja raises the same way
-        click.echo(f"warning: {problem}", err=True)
-    unhonoured = flags_note(source.template, source.locate)
-    if unhonoured is not None:
-        click.echo(f"{source.name}:{unhonoured}", err=True)
-    if no_check:
-        click.echo("warning: not checked against Ollama's rendering (--no-check)", err=True)
-    else:
-        from gotmpl2jinja.errors import ReferenceRendererError
-        from gotmpl2jinja.verify.check import check_engines, check_line, check_translation
-        from gotmpl2jinja.verify.goside import go_renderer
-
-        choose_timeout(timeout)
-        try:
-            checked = check_translation(
-                source.template, jinja, name=source.name, render=go_renderer(source), bos=facts,
-                engines=check_engines(generation_blocks=True) if generation_blocks else None)
-        except ReferenceRendererError as exc:
-            raise ReferenceRendererError(f"cannot check the translation against Ollama's "
-                                         f"rendering: {exc} (--no-check skips the check)"
-                                         ) from None
-        click.echo(check_line(checked), err=True)
-    if (undecided := undecided_line(facts)) is not None:  # after the errors: they stay 1 line
-        click.echo(f"note: {undecided}", err=True)
+    result = converted(
+        source, gguf=Path(gguf_source) if gguf_source else None, bos=bos, family=family,
+        tokenizer_config=Path(tokenizer_config) if tokenizer_config else None,
+        generation_blocks=generation_blocks, check=not no_check, timeout=timeout,
+        on_note=echo_note)
     if target is None:
-        click.echo(jinja, nl=False)  # the exact bytes the -o file would hold
+        click.echo(result.jinja, nl=False)  # the exact bytes the -o file would hold
         return
-    written = write_output(jinja, fmt, target, force=force, stop=source.stop,
-                           gguf_source=Path(gguf_source) if gguf_source else None, bos=facts)
+    written = write_output(result.jinja, fmt, target, force=force, stop=result.stop,
+                           gguf_source=Path(gguf_source) if gguf_source else None,
+                           bos=result.bos)
     click.echo(f"wrote {written}", err=True)
-
-
-def flags_note(template: str, locate: Callable[[int, int], tuple[int, int | None]]
-               ) -> str | None:
-    """The line `convert` prints (after the input's name) where the translation cannot honour a
-    host's add_generation_prompt (`emit.generation`): where in the input and why; else None."""
-    from gotmpl2jinja.emit.generation import honoured
-    from gotmpl2jinja.syntax.parser import parse
-
-    reason = honoured(parse(template))
-    if reason is None:
-        return None
-    note = ("note: this template's generation prompt cannot be turned off "
-            "(add_generation_prompt is ignored and a final turn stays open): ")
-    where = re.match(r"(\d+):(\d+): (.*)", reason, re.S)
-    if where is None:
-        return f" {note}{reason}"
-    line, col = locate(int(where.group(1)), int(where.group(2)))
-    return f"{line}:{col}: {note}{where.group(3)}"
 
 
 @click.command()

@@ -145,11 +145,20 @@ def _hf_config(jinja: str, out: Path, bos: BosFacts | None = None) -> bytes:
         if not isinstance(loaded, dict):
             raise OutputError(f"{out} does not hold a JSON object; not updating it")
         config = loaded
+    return tokenizer_config(jinja, bos, config, name=str(out)).encode("utf-8")
+
+
+def tokenizer_config(jinja: str, bos: BosFacts | None = None,
+                     config: dict[str, Any] | None = None, *, name: str = "the config") -> str:
+    """The text of the `hf` format: `config` (an existing tokenizer_config.json's object; a new
+    file's when None) with `chat_template` and the known BOS facts set — what `write_output`
+    writes, for a caller that hands the file out instead (a download)."""
+    config = {} if config is None else config
     existing = config.get("chat_template")
     if isinstance(existing, list):  # named templates: replace the default one
         named = [t for t in existing if isinstance(t, dict) and t.get("name") == "default"]
         if not named:
-            raise OutputError(f"{out} has named chat templates but none called 'default'")
+            raise OutputError(f"{name} has named chat templates but none called 'default'")
         named[0]["template"] = jinja
     else:
         config["chat_template"] = jinja
@@ -163,7 +172,7 @@ def _hf_config(jinja: str, out: Path, bos: BosFacts | None = None) -> bytes:
                 config[key] = text
         if bos.adds_bos is not None:
             config["add_bos_token"] = bos.adds_bos
-    return (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return json.dumps(config, indent=2, ensure_ascii=False) + "\n"
 
 
 def lmstudio_config(jinja: str, stop: list[str]) -> str:

@@ -26,7 +26,7 @@ import json
 import random
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gotmpl2jinja.emit import translate
@@ -479,3 +479,40 @@ def verify_template(
                           if tokens is not None and tokens.vocab is not None else []),
         contexts=[e.name for e in runtime_contexts(chosen)],
     )
+
+
+@dataclass
+class CaseRendering:
+    """One conversation rendered on both sides, as `verify_template` compares it: Go's
+    outcome for the host's call the conversation carries (`verify.closed`), each engine's,
+    whether they agree, the kind that puts the case out of scope on a runtime context, and
+    the Jinja variables the engines got."""
+
+    go: Outcome
+    engines: dict[str, Outcome]
+    agrees: dict[str, bool]
+    out_of_scope: dict[str, str | None]
+    skipped: dict[str, str]
+    context: dict[str, Any]
+
+
+def render_case(go_source: str, jinja_source: str, conversation: dict[str, Any], *,
+                engines: list[str] | None = None, render: GoRenderer | None = None,
+                now: dt.datetime | None = None, tokens: TokenLevel | None = None
+                ) -> CaseRendering:
+    """Render one conversation on Go and on `engines` (default: every available one) and
+    compare them exactly as the harness does (the same Go call, context, BOS rule and scope),
+    so that what a person looks at is what `verify` checks (the playground's panes)."""
+    validate(conversation)
+    selection = select_engines(engines)
+    chosen = [get_engine(name) for name in selection.used]
+    go_single: GoRenderer = render or BARE
+    checker = _Checker(go_source, jinja_source, chosen, go_single, one_by_one(go_single),
+                       now or DEFAULT_NOW, None, tokens)
+    go, results = checker.outcomes(conversation, chosen)
+    scope = {e.name: results[e.name].out_of_scope or results[e.name].runtime_refused
+             or checker.scope(e, conversation, go) for e in chosen}
+    return CaseRendering(
+        go=go, engines=results, out_of_scope=scope, skipped=dict(selection.skipped),
+        context=checker.context(conversation),
+        agrees={e.name: checker.agrees(go, results[e.name], conversation, e) for e in chosen})

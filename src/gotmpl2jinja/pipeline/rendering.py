@@ -1,0 +1,166 @@
+"""Rendering one conversation: Ollama's prompt (`ollama_prompt`, what the `render` command
+prints) and the same conversation on every engine beside Go's (`render`, what a playground
+shows side by side).
+
+Why `render` goes through the harness (`verify.harness.render_case`) instead of rendering each
+side here: a person comparing the panes must see exactly what `verify` compares — the same Go
+call for the host's flags (the closed rendering for add_generation_prompt false), the same
+Jinja variables, BOS rule and runtime scope — or a pane could disagree where verify agrees.
+
+May depend on: `emit`, `errors`, `ollama`, `pipeline.reading`, `verify`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gotmpl2jinja.emit.legacy import collect_warnings
+from gotmpl2jinja.emit.preamble import convert_source
+from gotmpl2jinja.ollama.reference import ReferenceRenderer
+from gotmpl2jinja.ollama.source import Source
+from gotmpl2jinja.ollama.vocab import BosFacts
+from gotmpl2jinja.pipeline.reading import Note, Notes, OnNote, go_syntax_placed, placed_in
+from gotmpl2jinja.verify.check import bos_rule
+from gotmpl2jinja.verify.closed import host_call
+from gotmpl2jinja.verify.conversation import ConversationError, validate
+from gotmpl2jinja.verify.goside import go_renderer
+from gotmpl2jinja.verify.harness import render_case
+from gotmpl2jinja.verify.outcomes import Outcome
+
+
+def ollama_prompt(source: Source, conversation: str | dict[str, Any], *, now: str | None = None,
+                  go_struct_function: bool = False, template_only: bool = False,
+                  timeout: float = 5.0) -> str:
+    """Exactly what Ollama renders for `source` and `conversation` (the request's JSON text,
+    passed to Go as is so that `-0` and escapes reach it, or a dict): its server's steps, the
+    Modelfile rule and the family's, then Execute. `now` (RFC 3339) pins the clock (default:
+    now, local time zone, as Ollama's server); `go_struct_function` prints a tool's Function
+    as Go structs (Ollama v0.33); `template_only` skips the server's steps. The text holds
+    lone surrogates (U+DC80–U+DCFF) for bytes that are not UTF-8: encode it with
+    "surrogateescape" to get Go's bytes. A Go syntax error is placed in the input."""
+    clock = now or dt.datetime.now().astimezone().isoformat()
+    with ReferenceRenderer(timeout) as renderer, go_syntax_placed(source):
+        return renderer.render(source.template, conversation, now=clock,
+                               function_json=not go_struct_function, server=not template_only,
+                               modelfile_system=source.system,
+                               modelfile_messages=source.messages or None,
+                               family=source.family.payload() if source.family else None)
+
+
+@dataclass
+class Rendering:
+    """One side's rendering of the conversation: its text, or the error it failed with.
+
+    `raised`: the Jinja called raise_exception (the Jinja side of a Go error: agreeing).
+    `refused`: Go side, the capability Ollama refuses the request for (`text` is then the
+    request rendered as if the option were absent, as the contract asks of the Jinja).
+    `out_of_scope`: an engine's runtime context puts this conversation outside the contract
+    (why). `agrees`: the engine gives what Go gives, as verify compares. `first_difference`:
+    the index of the first character where the texts differ (None when equal or failed)."""
+
+    text: str | None
+    error: str | None = None
+    raised: bool = False
+    refused: str | None = None
+    out_of_scope: str | None = None
+    agrees: bool | None = None
+    first_difference: int | None = None
+
+
+@dataclass
+class RenderResult:
+    """One conversation on Go and on each engine. `call` is the host's call the flags make:
+    "ollama" (Ollama's prompt), "closed" (add_generation_prompt false: Go's closed
+    rendering) or "continue" (a prefill). `conversation` is the one rendered (flags set),
+    `context` the Jinja variables the engines got, `bos` the BOS facts, `skipped` the
+    engines not available here and why."""
+
+    call: str
+    go: Rendering
+    engines: dict[str, Rendering]
+    conversation: dict[str, Any]
+    context: dict[str, Any]
+    jinja: str
+    bos: BosFacts | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def agree(self) -> bool:
+        """Every engine in scope gives what Go gives."""
+        return all(r.agrees for r in self.engines.values() if r.out_of_scope is None)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready data (texts may hold lone surrogates: dump with ensure_ascii)."""
+        data = asdict(self)
+        data["agree"] = self.agree
+        return data
+
+
+def read_conversation(text: str, name: str = "conversation") -> dict[str, Any]:
+    """A conversation's JSON text as the contract's object; a text that is not JSON is an
+    error at its line and column (`FILE:LINE:COL`), one outside the contract a sentence."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConversationError(f"not valid JSON: {exc.msg}", name=name, line=exc.lineno,
+                                col=exc.colno) from None
+    except (ValueError, RecursionError) as exc:
+        raise ConversationError(f"{name}: not a conversation this tool can read ({exc})"
+                                ) from None
+    return validate(value)
+
+
+def with_flags(conversation: dict[str, Any], *, think: bool | str | None = None,
+               add_generation_prompt: bool | None = None,
+               continue_final_message: bool | None = None) -> dict[str, Any]:
+    """The conversation with the host's flags set (None leaves a flag as the conversation
+    has it), checked against the contract."""
+    flags = {"think": think, "add_generation_prompt": add_generation_prompt,
+             "continue_final_message": continue_final_message}
+    return validate({**conversation, **{k: v for k, v in flags.items() if v is not None}})
+
+
+def render(source: Source, conversation: str | dict[str, Any], *, jinja: str | None = None,
+           engines: list[str] | None = None, think: bool | str | None = None,
+           add_generation_prompt: bool | None = None,
+           continue_final_message: bool | None = None, bos: BosFacts | None = None,
+           now: dt.datetime | None = None, on_note: OnNote | None = None) -> RenderResult:
+    """Render `conversation` (the contract's object, or its JSON text) with the host's flags
+    on Go and on `engines` (default: every available one), the Jinja being `jinja` (a
+    hand-written one) or the translation of `source` with the BOS facts `bos` (unchecked:
+    the panes show any difference). `now` pins the clock of both sides (default: the
+    harness's fixed instant). Engines render with the harness's variables and BOS rule."""
+    notes = Notes(on_note)
+    conv = read_conversation(conversation) if isinstance(conversation, str) else conversation
+    conv = with_flags(conv, think=think, add_generation_prompt=add_generation_prompt,
+                      continue_final_message=continue_final_message)
+    if jinja is None:
+        with placed_in(source):
+            jinja, problems = collect_warnings(lambda: convert_source(source, bos))
+        notes.warnings(problems)
+    with go_syntax_placed(source):
+        case = render_case(source.template, jinja, conv, engines=engines,
+                           render=go_renderer(source), now=now, tokens=bos_rule(bos))
+    go = _rendering(case.go)
+    return RenderResult(
+        call=host_call(conv), go=go, conversation=conv, context=case.context, jinja=jinja,
+        bos=bos, skipped=case.skipped, notes=list(notes),
+        engines={name: _rendering(outcome, go, case.agrees[name], case.out_of_scope[name])
+                 for name, outcome in case.engines.items()})
+
+
+def _rendering(outcome: Outcome, go: Rendering | None = None, agrees: bool | None = None,
+               scope: str | None = None) -> Rendering:
+    first = None
+    if go is not None and go.text is not None and outcome.output is not None \
+            and go.text != outcome.output:
+        pairs = zip(go.text, outcome.output, strict=False)
+        first = next((i for i, (a, b) in enumerate(pairs) if a != b),
+                     min(len(go.text), len(outcome.output)))
+    return Rendering(text=outcome.output, error=outcome.error, raised=outcome.raised,
+                     refused=outcome.refused, out_of_scope=scope, agrees=agrees,
+                     first_difference=first)
