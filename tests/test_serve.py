@@ -18,17 +18,17 @@ from click.testing import CliRunner
 from conftest import FIXTURES, TEST_RENDER_TIMEOUT
 from starlette.testclient import TestClient
 
-from gotmpl2jinja.cli.common import go_syntax_placed, placed_in
 from gotmpl2jinja.cli.main import cli
-from gotmpl2jinja.cli.translate import flags_note
 from gotmpl2jinja.emit.runtime import MACROS_INTRO, MACROS_OUTRO
+from gotmpl2jinja.pipeline.converting import flags_line
+from gotmpl2jinja.pipeline.reading import go_syntax_placed, placed_in
 from gotmpl2jinja.serve.app import MAX_BODY, create_app
 from gotmpl2jinja.serve.pipeline import Placement
 from gotmpl2jinja.serve.worker import Worker
 from gotmpl2jinja.verify.conversation import ConversationError, validate
 
 SEED = FIXTURES / "seeds" / "002_qwen-style.gotmpl"
-PLACE = Placement(placed_in, go_syntax_placed, flags_note)
+PLACE = Placement(placed_in, go_syntax_placed, flags_line)
 CHAT = {"messages": [{"role": "user", "content": "Hello"}]}
 TOOLS = {
     "messages": [

@@ -3,8 +3,7 @@
 Registered on the group in `cli.main`. Imports inside the command are deferred: the web stack
 (Starlette, uvicorn) comes with the `serve` extra, and a missing extra is one line, exit 2.
 
-May depend on: cli.common, cli.translate (the helpers the playground places errors with),
-serve.
+May depend on: cli.common, pipeline (the helpers the playground places errors with), serve.
 """
 
 from __future__ import annotations
@@ -17,13 +16,10 @@ import click
 
 from gotmpl2jinja.cli.common import (
     friendly_errors,
-    go_syntax_placed,
-    placed_in,
     store_dir,
     store_option,
     timeout_option,
 )
-from gotmpl2jinja.cli.translate import flags_note
 
 #: The hosts that reach only this machine.
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -53,6 +49,8 @@ def serve(port: int, host: str, open_browser: bool, store: str | None, timeout: 
         sys.exit(2)
     import uvicorn  # deferred: the serve extra
 
+    from gotmpl2jinja.pipeline.converting import flags_line  # deferred: loads the stages
+    from gotmpl2jinja.pipeline.reading import go_syntax_placed, placed_in  # deferred: same
     from gotmpl2jinja.serve.app import create_app  # deferred: imports Starlette
     from gotmpl2jinja.serve.pipeline import Placement  # deferred: with the app
 
@@ -72,7 +70,7 @@ def serve(port: int, host: str, open_browser: bool, store: str | None, timeout: 
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/"
-    app = create_app(Placement(placed_in, go_syntax_placed, flags_note),
+    app = create_app(Placement(placed_in, go_syntax_placed, flags_line),
                      models_dir=store_dir(store), timeout=timeout)
     click.echo(f"gotmpl2jinja playground on {url} (Ctrl-C stops it)", err=True)
     if open_browser:

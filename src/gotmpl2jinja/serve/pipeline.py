@@ -3,9 +3,9 @@ one conversation on Go and every engine, verify, write the files `convert` write
 
 A thin adapter over the stages the CLI calls (`ollama.source`, `emit.preamble`,
 `verify.check`, `verify.harness`, `formats.writers`), so that the page does what the commands
-do and no step is written twice. The CLI's own helpers that place an error in the file the user
-has open (`cli.common.placed_in`, `go_syntax_placed`, `cli.translate.flags_note`) come in as
-`Placement`, handed over by the `serve` command (the CLI is a later stage). Everything here
+do and no step is written twice. The helpers that place an error in the file the user has open
+(`pipeline.reading.placed_in`, `go_syntax_placed`, `pipeline.converting.flags_line`) come in
+as `Placement`, handed over by the `serve` command. Everything here
 runs inside the worker process (`serve.worker`), one request at a time, and answers plain JSON
 data.
 
