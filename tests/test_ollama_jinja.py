@@ -10,6 +10,7 @@ from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.base import RuntimeRefused
 from gotmpl2jinja.engines.cpp_engines import NO_SYSTEM_ROLE, SERVER_OUT_OF_SCOPE, STRING_ARGUMENTS
 from gotmpl2jinja.engines.ollama_jinja import (
+    NEGATIVE_ZERO,
     NO_ARGUMENTS,
     OLLAMA_OUT_OF_SCOPE,
     THINK_REFUSED,
@@ -154,6 +155,18 @@ def test_each_kind_ollamas_conversion_puts_out_of_scope_is_named() -> None:
     got = engine.render(translate(granite), jinja_context(bare))
     assert '"arguments": {}' in got and '"arguments": null' in reference.render(granite, bare)
     assert scope(bare, plain) != NO_ARGUMENTS  # a Jinja that never prints them as JSON
+    # an argument -0: Ollama sends `-0` (Go's json), which llama-server reads as the integer 0
+    for arguments, kind in (({"a": -0.0}, NEGATIVE_ZERO), ({"a": [1, {"b": -0.0}]}, NEGATIVE_ZERO),
+                            ({"a": 0.0}, None), ({"a": -0.5}, None), ({"a": 0}, None)):
+        signed = [*user, {"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": "f", "arguments": arguments}}]}, *user]
+        assert scope({"messages": signed}, jinja) == kind, arguments
+        assert scope({"messages": signed}, plain) != NEGATIVE_ZERO  # a Jinja that never reads them
+    zero = [*user, {"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "f", "arguments": {"a": -0.0}}}]}, *user]
+    assert '"arguments": {"a":-0}}' in reference.render(SEED.read_text(encoding="utf-8"),
+                                                         {"messages": zero})
+    assert '"arguments": {"a":0}}' in engine.render(jinja, jinja_context({"messages": zero}))
     # llama-server's kinds apply as well (Ollama sends a call's index; llama-server drops it)
     call = [*user, {"role": "assistant", "content": "", "tool_calls": [
         {"function": {"index": 1, "name": "f", "arguments": {}}}]}, *user]

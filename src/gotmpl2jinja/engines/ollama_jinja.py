@@ -27,6 +27,7 @@ May depend on: engines.base, engines.cpp_engines, errors, ollama.reference.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any
 
 from gotmpl2jinja.engines.base import RuntimeRefused
@@ -45,8 +46,14 @@ TOOLS_REFUSED = "tools refused (Ollama reads no `tools` or `tool_call` in the Ji
 #: call's arguments as JSON (Go's `json` of them is `null` then), no template can tell.
 NO_ARGUMENTS = "tool call without arguments (Ollama sends {}; the Go path's json prints null)"
 
+#: Ollama sends a call's arguments as the JSON text Go marshals, where a float64 -0 is `-0`,
+#: which llama-server's JSON reader takes for the integer 0: where the Jinja reads a call's
+#: arguments, no template can print the `-0` Ollama's Go path prints.
+NEGATIVE_ZERO = "tool-call argument -0 (Ollama sends -0, which llama-server reads as the integer 0)"
+
 #: Ollama's own kinds, in the order `ollama_scope` checks them (llama-server's come after).
-OLLAMA_OUT_OF_SCOPE = (THINK_REFUSED, TOOLS_REFUSED, THINKING_DROPPED, NO_ARGUMENTS)
+OLLAMA_OUT_OF_SCOPE = (THINK_REFUSED, TOOLS_REFUSED, THINKING_DROPPED, NO_ARGUMENTS,
+                       NEGATIVE_ZERO)
 
 #: The runtime macros through which a translation prints a tool call's arguments as JSON (and
 #: so `null` for absent ones, as Go's `json` does).
@@ -87,7 +94,22 @@ def ollama_scope(conv: dict[str, Any], template: str) -> str | None:
             "arguments" not in call.get("function", {})
             for m in conv.get("messages", []) for call in m.get("tool_calls", [])):
         return NO_ARGUMENTS
+    if "arguments" in template and any(
+            _negative_zero(call.get("function", {}).get("arguments"))
+            for m in conv.get("messages", []) for call in m.get("tool_calls", [])):
+        return NEGATIVE_ZERO
     return None
+
+
+def _negative_zero(value: Any) -> bool:
+    """A float -0 anywhere in a JSON value."""
+    if isinstance(value, float):
+        return value == 0 and math.copysign(1.0, value) < 0
+    if isinstance(value, dict):
+        return any(_negative_zero(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_negative_zero(v) for v in value)
+    return False
 
 
 def ollama_request(context: dict[str, Any]) -> dict[str, Any]:
