@@ -155,13 +155,14 @@ LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def headings_slugs(text: str) -> set[str]:
-    """GitHub's anchors of a Markdown page's headings."""
+    """GitHub's anchors of a Markdown page's headings, and its explicit `<a id>` anchors."""
     slugs = set()
     for line in _outside_code(text).splitlines():
         heading = re.match(r"#{1,6}\s+(.*)", line)
         if heading:
             title = re.sub(r"[^\w\- ]", "", heading.group(1).strip().lower())
             slugs.add(title.replace(" ", "-"))
+    slugs.update(re.findall(r'<a (?:id|name)="([^"]+)"', text))
     return slugs
 
 

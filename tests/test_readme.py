@@ -1,5 +1,7 @@
-"""The README's Python API example runs as written and prints what the README says it prints
-(so a moved module or a renamed function cannot leave the documented API broken)."""
+"""The README as a newcomer meets it (issue 49): at most 250 lines, a two-command quick start
+whose sample line is `verify --example`'s own, one example per task with its guide, and a Python
+example that prints what the README says it prints. (tests/test_docs.py runs every command the
+README shows and checks its links.)"""
 
 from __future__ import annotations
 
@@ -13,9 +15,35 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+README = ROOT.joinpath("README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_is_at_most_250_lines() -> None:
+    assert len(README.splitlines()) <= 250
+
+
+@pytest.mark.parametrize(("guide", "commands"), [
+    ("docs/guide-hugging-face.md", ["gotmpl2jinja convert $L --gguf $V -o llama3",
+                                    "gotmpl2jinja convert ollama:chatml-demo"]),
+    ("docs/guide-lm-studio-gguf.md", ["--format lmstudio -o", "--format gguf --gguf $V"]),
+    ("docs/guide-check-jinja.md", ["gotmpl2jinja verify fixtures/corpus/ollama/template/chatml."
+                                   "gotmpl --jinja mine.jinja"]),
+    ("docs/guide-migrate.md", ["gotmpl2jinja migrate mine migrated --ollama-store"]),
+    ("docs/guide-compare.md", ["gotmpl2jinja compare $E/template.gotmpl "
+                               "$E/gguf_chat_template.jinja"]),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_one_example_per_task_with_its_guide(guide: str, commands: list[str]) -> None:
+    """Each task of the issue has its command in a console block of the README (which
+    tests/test_docs.py runs) and a link to its guide."""
+    section = README[README.index("## One example per task"):README.index("## What each command")]
+    shown = [line[2:] for line in section.splitlines() if line.startswith("$ ")]
+    for command in commands:
+        assert any(command in line for line in shown), command
+    assert f"]({guide})" in section
+
+
 def test_the_python_api_example_prints_what_the_readme_shows() -> None:
-    readme = ROOT.joinpath("README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Python API"):]
+    section = README[README.index("## From Python"):]
     found = re.search(r"```python\n(.*?)```\n\nprints\n\n```text\n(.*?)```", section, re.S)
     assert found, "the Python API section lost its example or its output"
     code, printed = found.groups()
