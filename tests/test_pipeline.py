@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import shipped_vocab
 from test_store import install, layer, manifest_bytes
 
 from gotmpl2jinja.cli.main import cli
@@ -19,11 +20,13 @@ from gotmpl2jinja.errors import Gotmpl2JinjaError, TemplateSyntaxError
 from gotmpl2jinja.ollama.vocab import BosFacts
 from gotmpl2jinja.pipeline import (
     Note,
+    bos_facts,
     convert,
     ollama_prompt,
     planned_cases,
     read_input,
     render,
+    token_level,
     verify,
 )
 from gotmpl2jinja.verify.conversation import ConversationError
@@ -148,6 +151,8 @@ def test_render_with_bos_facts_writes_bos_and_still_agrees() -> None:
     for rendering in result.engines.values():
         assert rendering.text == "<|begin_of_text|>" + result.go.text
         assert rendering.agrees  # compared as the hosts tokenize: BOS first
+        assert rendering.expected == rendering.text and rendering.first_difference is None
+    assert result.compared_on is not None and "BOS" in result.compared_on
     assert result.context["bos_token"] == "<|begin_of_text|>"
 
 
@@ -193,3 +198,32 @@ def test_verify_makes_a_bad_input_a_verdict_not_an_exception() -> None:
     verdict = verify(source, cases=5, engines=["jinja2"])
     assert not verdict.ok and verdict.result is None
     assert verdict.error is not None and verdict.error.startswith("bad.gotmpl:1:")
+
+
+def test_render_on_a_vocabulary_shows_each_hosts_tokens() -> None:
+    gguf = shipped_vocab("llama-bpe")
+    source = read_input(text=LLAMA3, name="llama3.gotmpl")
+    facts = bos_facts(source, gguf=gguf)
+    assert facts is not None and facts.adds_bos
+    result = render(source, CHAT, engines=["jinja2", "llamacpp-server"], bos=facts,
+                    tokens=token_level(gguf))
+    assert "<|start_header_id|>" in result.specials
+    raw, server = result.engines["jinja2"], result.engines["llamacpp-server"]
+    assert not raw.server and server.server
+    for rendering in (raw, server):
+        assert rendering.agrees and rendering.tokens is not None
+        assert rendering.tokens.first_difference is None
+        assert rendering.tokens.engine == rendering.tokens.ollama
+        assert rendering.tokens.ollama[0][1] == "<|begin_of_text|>"  # BOS, as Ollama feeds it
+    assert raw.text is not None and raw.text.startswith("<|begin_of_text|>")
+
+
+def test_convert_checks_a_hand_edited_jinja_and_gives_its_files() -> None:
+    source = read_input(text=CHATML, name="chatml.gotmpl")
+    edited = translate(CHATML, name="chatml").replace("<|im_end|>\\n", "<|im_end|>", 1)
+    result = convert(source, jinja=edited, strict=False)
+    assert result.jinja == edited == result.file("jinja").text
+    assert result.equivalent is False and result.check is not None
+    assert set(result.verdicts.values()) == {"diverges"}
+    assert result.check.divergences[0].conversation["messages"]
+    assert [n.kind for n in result.notes] == ["note"]  # BOS not decided; no check line

@@ -24,6 +24,7 @@ from gotmpl2jinja.pipeline.reading import Note, read_input, set_timeout
 from gotmpl2jinja.pipeline.rendering import (
     Rendering,
     RenderResult,
+    TokenView,
     ollama_prompt,
     read_conversation,
     render,
@@ -35,6 +36,7 @@ __all__ = [
     "OutputFile",
     "RenderResult",
     "Rendering",
+    "TokenView",
     "Verification",
     "bos_facts",
     "convert",

@@ -26,7 +26,15 @@ from gotmpl2jinja.errors import ReferenceRendererError
 from gotmpl2jinja.formats.writers import lmstudio_config, tokenizer_config
 from gotmpl2jinja.ollama.source import Source
 from gotmpl2jinja.ollama.vocab import BosFacts, resolve_facts, undecided_line
-from gotmpl2jinja.pipeline.reading import Note, Notes, OnNote, placed_in, set_timeout, with_family
+from gotmpl2jinja.pipeline.reading import (
+    Note,
+    Notes,
+    OnNote,
+    go_syntax_placed,
+    placed_in,
+    set_timeout,
+    with_family,
+)
 from gotmpl2jinja.syntax.parser import parse
 from gotmpl2jinja.verify import check as checks
 from gotmpl2jinja.verify.goside import go_renderer
@@ -96,7 +104,8 @@ def bos_facts(source: Source, *, gguf: Path | None = None, tokenizer_config: Pat
 def convert(source: Source, *, gguf: Path | None = None, tokenizer_config: Path | None = None,
             bos: bool | None = None, family: str | None = None,
             generation_blocks: bool = False, check: bool = True, strict: bool = True,
-            timeout: float | None = None, on_note: OnNote | None = None) -> Conversion:
+            timeout: float | None = None, on_note: OnNote | None = None,
+            jinja: str | None = None) -> Conversion:
     """Translate `source` (from `read_input`) into equivalent Jinja, as the `convert` command
     does, and check it against Go's rendering on every available raw engine.
 
@@ -106,19 +115,22 @@ def convert(source: Source, *, gguf: Path | None = None, tokenizer_config: Path 
     a divergence raises `TranslationDiverged` (the command's exit 1); without, it is in the
     result (`check.divergences`, `verdicts`) for a page to show. `timeout`: seconds one render
     may take (`set_timeout`). Notes go to `on_note` as they arise. Errors are placed in the
-    input (`FILE:LINE:COL`)."""
+    input (`FILE:LINE:COL`). `jinja`: a hand-written or hand-edited Jinja to check (and
+    whose files to give) instead of the translation; give it `strict=False`, since a
+    divergence of the translation is worded as gotmpl2jinja's bug."""
     notes = Notes(on_note)
     facts = bos_facts(source, gguf=gguf, tokenizer_config=tokenizer_config, bos=bos,
                       notes=notes)
     with_family(source, family, notes)
-    with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
-        jinja, problems = collect_warnings(
-            lambda: convert_source(source, facts, generation_blocks=generation_blocks))
-    notes.warnings(problems)  # where Ollama itself fails; the Jinja raises the same way
-    unhonoured = flags_note(source.template, source.locate)
-    if unhonoured is not None:
-        line, col = unhonoured[1]
-        notes.add("note", f"{source.name}:{unhonoured[0]}", line, col)
+    if jinja is None:
+        with placed_in(source):  # a Modelfile's TEMPLATE position → a position in the file
+            jinja, problems = collect_warnings(
+                lambda: convert_source(source, facts, generation_blocks=generation_blocks))
+        notes.warnings(problems)  # where Ollama itself fails; the Jinja raises the same way
+        unhonoured = flags_note(source.template, source.locate)
+        if unhonoured is not None:
+            line, col = unhonoured[1]
+            notes.add("note", f"{source.name}:{unhonoured[0]}", line, col)
     result: VerifyResult | None = None
     if not check:
         notes.add("warning", "warning: not checked against Ollama's rendering (--no-check)")
@@ -140,11 +152,12 @@ def _checked(source: Source, jinja: str, facts: BosFacts | None, generation_bloc
              strict: bool) -> VerifyResult:
     """The check of `convert`; a divergence raises with `strict`, else is the result."""
     try:
-        # through the module, so that a test (or a host) that replaces the check is heard
-        return checks.check_translation(
-            source.template, jinja, name=source.name, render=go_renderer(source), bos=facts,
-            engines=checks.check_engines(generation_blocks=True) if generation_blocks
-            else None)
+        with go_syntax_placed(source):  # a Jinja given by hand: Go's own parse error placed
+            # through the module, so that a test (or a host) that replaces the check is heard
+            return checks.check_translation(
+                source.template, jinja, name=source.name, render=go_renderer(source),
+                bos=facts, engines=checks.check_engines(generation_blocks=True)
+                if generation_blocks else None)
     except ReferenceRendererError as exc:
         raise ReferenceRendererError(f"cannot check the translation against Ollama's "
                                      f"rendering: {exc} (--no-check skips the check)"

@@ -29,6 +29,7 @@ from gotmpl2jinja.verify.conversation import ConversationError, validate
 from gotmpl2jinja.verify.goside import go_renderer
 from gotmpl2jinja.verify.harness import render_case
 from gotmpl2jinja.verify.outcomes import Outcome
+from gotmpl2jinja.verify.tokens import TRANSFORMERS, TokenLevel, convention, template_specials
 
 
 def ollama_prompt(source: Source, conversation: str | dict[str, Any], *, now: str | None = None,
@@ -58,8 +59,12 @@ class Rendering:
     `refused`: Go side, the capability Ollama refuses the request for (`text` is then the
     request rendered as if the option were absent, as the contract asks of the Jinja).
     `out_of_scope`: an engine's runtime context puts this conversation outside the contract
-    (why). `agrees`: the engine gives what Go gives, as verify compares. `first_difference`:
-    the index of the first character where the texts differ (None when equal or failed)."""
+    (why). `agrees`: the engine gives what Go gives, as verify compares. `expected`: what the
+    engine must render for Go's prompt under its host's convention (Go's prompt; on a raw
+    engine with BOS facts, the BOS text first). `first_difference`: the index of the first
+    character where `text` differs from `expected` (None when equal or failed). `tokens`:
+    with a vocabulary, the token view. `server`: a llama-server context (it tokenizes the
+    rendering itself, BOS added there)."""
 
     text: str | None
     error: str | None = None
@@ -67,7 +72,20 @@ class Rendering:
     refused: str | None = None
     out_of_scope: str | None = None
     agrees: bool | None = None
+    expected: str | None = None
     first_difference: int | None = None
+    tokens: TokenView | None = None
+    server: bool = False
+
+
+@dataclass
+class TokenView:
+    """The token IDs and pieces Ollama feeds the model and those this engine's host feeds it,
+    and the index of the first that differs (None when they are the same)."""
+
+    ollama: list[tuple[int, str]]
+    engine: list[tuple[int, str]]
+    first_difference: int | None
 
 
 @dataclass
@@ -76,7 +94,9 @@ class RenderResult:
     "ollama" (Ollama's prompt), "closed" (add_generation_prompt false: Go's closed
     rendering) or "continue" (a prefill). `conversation` is the one rendered (flags set),
     `context` the Jinja variables the engines got, `bos` the BOS facts, `skipped` the
-    engines not available here and why."""
+    engines not available here and why, `compared_on` how outputs were compared when not as
+    bare strings, `specials` the special-token texts of the template and the Jinja (a page
+    marks them)."""
 
     call: str
     go: Rendering
@@ -87,6 +107,8 @@ class RenderResult:
     bos: BosFacts | None = None
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
+    compared_on: str | None = None
+    specials: list[str] = field(default_factory=list)
 
     @property
     def agree(self) -> bool:
@@ -128,12 +150,15 @@ def render(source: Source, conversation: str | dict[str, Any], *, jinja: str | N
            engines: list[str] | None = None, think: bool | str | None = None,
            add_generation_prompt: bool | None = None,
            continue_final_message: bool | None = None, bos: BosFacts | None = None,
-           now: dt.datetime | None = None, on_note: OnNote | None = None) -> RenderResult:
+           tokens: TokenLevel | None = None, now: dt.datetime | None = None,
+           on_note: OnNote | None = None) -> RenderResult:
     """Render `conversation` (the contract's object, or its JSON text) with the host's flags
     on Go and on `engines` (default: every available one), the Jinja being `jinja` (a
     hand-written one) or the translation of `source` with the BOS facts `bos` (unchecked:
-    the panes show any difference). `now` pins the clock of both sides (default: the
-    harness's fixed instant). Engines render with the harness's variables and BOS rule."""
+    the panes show any difference). Engines render with the harness's variables and BOS rule
+    (`verify.check.bos_rule(bos)`), or compare on a vocabulary's tokens with `tokens`
+    (`token_level`; then each engine has its token view). `now` pins the clock of both sides
+    (default: the harness's fixed instant)."""
     notes = Notes(on_note)
     conv = read_conversation(conversation) if isinstance(conversation, str) else conversation
     conv = with_flags(conv, think=think, add_generation_prompt=add_generation_prompt,
@@ -142,25 +167,52 @@ def render(source: Source, conversation: str | dict[str, Any], *, jinja: str | N
         with placed_in(source):
             jinja, problems = collect_warnings(lambda: convert_source(source, bos))
         notes.warnings(problems)
+    level = tokens if tokens is not None else bos_rule(bos)
     with go_syntax_placed(source):
         case = render_case(source.template, jinja, conv, engines=engines,
-                           render=go_renderer(source), now=now, tokens=bos_rule(bos))
-    go = _rendering(case.go)
+                           render=go_renderer(source), now=now, tokens=level)
+    go = _rendering(case.go, None)
+    shown = {}
+    for name, outcome in case.engines.items():
+        expected = go.text
+        if go.text is not None and level is not None and convention(name) == TRANSFORMERS:
+            expected = level.host.expected_text(go.text)
+        view = None
+        if level is not None and level.vocab is not None and go.text is not None \
+                and outcome.output is not None:
+            view = token_view(level, name, go.text, outcome.output)
+        shown[name] = _rendering(outcome, expected, case.agrees[name], case.out_of_scope[name],
+                                 view, convention(name) != TRANSFORMERS)
     return RenderResult(
-        call=host_call(conv), go=go, conversation=conv, context=case.context, jinja=jinja,
-        bos=bos, skipped=case.skipped, notes=list(notes),
-        engines={name: _rendering(outcome, go, case.agrees[name], case.out_of_scope[name])
-                 for name, outcome in case.engines.items()})
+        call=host_call(conv), go=go, engines=shown, conversation=conv, context=case.context,
+        jinja=jinja, bos=bos, skipped=case.skipped, notes=list(notes),
+        compared_on=level.describe if level is not None else None,
+        specials=template_specials(source.template + jinja))
 
 
-def _rendering(outcome: Outcome, go: Rendering | None = None, agrees: bool | None = None,
-               scope: str | None = None) -> Rendering:
+def token_view(tokens: TokenLevel, engine: str, prompt: str, output: str) -> TokenView:
+    """The token IDs and pieces Ollama and `engine`'s host feed the model for Go's `prompt`
+    and the engine's `output` (`verify.tokens`: each host's own tokenizer call)."""
+    a, a_special, b, b_special = tokens.texts(engine, prompt, output)
+    ours, theirs = list(tokens.ids(a, a_special)), list(tokens.ids(b, b_special))
+    assert tokens.vocab is not None
+    first = None if ours == theirs else next(
+        (i for i, (x, y) in enumerate(zip(ours, theirs, strict=False)) if x != y),
+        min(len(ours), len(theirs)))
+    return TokenView(ollama=list(zip(ours, tokens.vocab.pieces(ours), strict=True)),
+                     engine=list(zip(theirs, tokens.vocab.pieces(theirs), strict=True)),
+                     first_difference=first)
+
+
+def _rendering(outcome: Outcome, expected: str | None, agrees: bool | None = None,
+               scope: str | None = None, view: TokenView | None = None, server: bool = False
+               ) -> Rendering:
+    """One side's Rendering; an engine's with where it first differs from `expected`."""
     first = None
-    if go is not None and go.text is not None and outcome.output is not None \
-            and go.text != outcome.output:
-        pairs = zip(go.text, outcome.output, strict=False)
+    if expected is not None and outcome.output is not None and expected != outcome.output:
+        pairs = zip(expected, outcome.output, strict=False)
         first = next((i for i, (a, b) in enumerate(pairs) if a != b),
-                     min(len(go.text), len(outcome.output)))
+                     min(len(expected), len(outcome.output)))
     return Rendering(text=outcome.output, error=outcome.error, raised=outcome.raised,
                      refused=outcome.refused, out_of_scope=scope, agrees=agrees,
-                     first_difference=first)
+                     expected=expected, first_difference=first, tokens=view, server=server)
