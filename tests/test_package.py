@@ -285,7 +285,9 @@ def test_public_functions_are_typed() -> None:
 
     functions = [gotmpl2jinja.parse, gotmpl2jinja.translate, gotmpl2jinja.verify_template,
                  gotmpl2jinja.reference.render, gotmpl2jinja.facts_from_gguf,
-                 gotmpl2jinja.facts_from_tokenizer_config]
+                 gotmpl2jinja.facts_from_tokenizer_config,
+                 *(getattr(gotmpl2jinja.pipeline, name) for name in
+                   ("read_input", "convert", "ollama_prompt", "render", "verify"))]
     for function in functions:
         signature = inspect.signature(function)
         untyped = [p.name for p in signature.parameters.values()

@@ -7,7 +7,8 @@ Its imports are deferred for start-up time, inside the functions and `__getattr_
 gotmpl2jinja` loads only the errors, and `translate(source, check=False)` only the parser and
 the translator; no verification stage and no engine until a function needs one.
 
-May depend on: `emit`, `errors`, `ollama` (`vocab`, `reference`), `syntax`, `verify`.
+May depend on: `emit`, `errors`, `ollama` (`vocab`, `reference`), `pipeline`, `syntax`,
+`verify`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gotmpl2jinja.errors import (
 )
 
 if TYPE_CHECKING:
+    from gotmpl2jinja import pipeline
     from gotmpl2jinja.ollama import reference
     from gotmpl2jinja.ollama.vocab import (
         BosFacts,
@@ -62,7 +64,9 @@ __all__ = [
     "RenderError",
     "ReferenceRendererError",
     "VocabError",
-    # (the library-level convert/render pipeline, issue 48, is listed here when it lands)
+    # the steps the command line and the playground share, as a library (the module
+    # gotmpl2jinja.pipeline: read_input, convert, ollama_prompt, render, verify)
+    "pipeline",
 ]
 
 __version__ = "0.1.0"
@@ -71,6 +75,7 @@ __version__ = "0.1.0"
 #: `reference`, the module itself).
 _LAZY = {
     "reference": "gotmpl2jinja.ollama.reference",
+    "pipeline": "gotmpl2jinja.pipeline",
     "verify_template": "gotmpl2jinja.verify",
     "VerifyResult": "gotmpl2jinja.verify",
     "Divergence": "gotmpl2jinja.verify",
