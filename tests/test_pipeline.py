@@ -227,3 +227,14 @@ def test_convert_checks_a_hand_edited_jinja_and_gives_its_files() -> None:
     assert set(result.verdicts.values()) == {"diverges"}
     assert result.check.divergences[0].conversation["messages"]
     assert [n.kind for n in result.notes] == ["note"]  # BOS not decided; no check line
+
+
+def test_a_pasted_modelfile_reads_no_file_its_from_names(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    (tmp_path / "model.gguf").write_bytes(b"GGUF\x03\x00\x00\x00not a real model")
+    monkeypatch.chdir(tmp_path)
+    text = MODELFILE.replace("FROM x", "FROM ./model.gguf")
+    (tmp_path / "Modelfile").write_text(text)
+    assert read_input(str(tmp_path / "Modelfile")).model_path == tmp_path / "model.gguf"
+    assert read_input(text=text, name="Modelfile").model_path is None

@@ -86,7 +86,8 @@ def read_input(spec: str | None = None, *, text: str | bytes | None = None,
                on_note: OnNote | None = None) -> Source:
     """The input as a `Source`: `spec` names a file, `-` (standard input) or an installed
     model `ollama:NAME` (read-only from `store`); or `text` is the input itself (a Go
-    template or a Modelfile, pasted or uploaded; `name` names it in messages). `kind`
+    template or a Modelfile, pasted or uploaded; `name` names it in messages; its FROM is
+    looked up in `store` only, never as a file beside a name that is not a path). `kind`
     ("auto", "template", "modelfile") says how to read it. Its warnings are handed to
     `on_note` as `warning: …` lines (they also stay in `Source.warnings`). Errors are
     Gotmpl2JinjaErrors placed in the input (`ModelfileError`, `InputError`, `StoreError`)."""
@@ -96,7 +97,13 @@ def read_input(spec: str | None = None, *, text: str | bytes | None = None,
         raise InputError(f"unknown input kind {kind!r}; choose from {', '.join(INPUT_KINDS)}")
     if text is not None:
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        source = source_from_bytes(data, name, models_dir=store_path(store), kind=kind)
+        models = store_path(store)
+        source = source_from_bytes(data, name, models_dir=models, kind=kind)
+        if source.model_path is not None and (models is None
+                                              or models not in source.model_path.parents):
+            # a pasted Modelfile's FROM file names no file of this machine: its BOS facts
+            # come from the store's base model only, or from what the caller gives
+            source.model_path = None
     else:
         assert spec is not None
         source = load_source(spec, models_dir=store_path(store), kind=kind)
