@@ -139,11 +139,27 @@ def test_each_runtime_context_compares_its_share_at_small_cases() -> None:
         assert _accounted(tally), name
     assert result.shortfalls == {}
     assert "runtime-differs=llamacpp-server:" in summary_line(result, "seed.gotmpl")
+    assert result.refused == result.counts["jinja2"].refused
     data = result.to_json()
     assert data["counts"]["minja-server"]["compared"] >= 18 and data["shortfalls"] == {}
     again = verify_template(go, translate(go), cases=20, engines=CONTEXTS, seed=0)
     assert {n: (t.compared, t.drawn) for n, t in again.counts.items()} == {
         n: (result.counts[n].compared, result.counts[n].drawn) for n in CONTEXTS}
+
+
+def test_refused_counts_the_main_draws_cases_only() -> None:
+    """chatml has no .Tools: Ollama refuses a request with tools (its own class, compared with
+    Go's rendering without them). llama-server's context draws such requests of its own; the
+    result's `refused` is still of the main draw's cases, as the raw engine counts them."""
+    go = (ROOT / "fixtures" / "corpus" / "ollama" / "template" / "chatml.gotmpl").read_text(
+        encoding="utf-8")
+    result = verify_template(go, translate(go), cases=20, engines=["jinja2", "llamacpp-server"],
+                             seed=0)
+    server = result.counts["llamacpp-server"]
+    assert result.ok and server.drawn_refused > 0
+    assert result.refused == result.counts["jinja2"].refused > 0
+    alone = verify_template(go, translate(go), cases=20, engines=["llamacpp-server"], seed=0)
+    assert alone.refused == server.refused - server.drawn_refused < result.refused
 
 
 def test_the_main_draw_is_rendered_first_and_every_own_draw_is_in_scope(

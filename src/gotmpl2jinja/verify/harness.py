@@ -320,6 +320,7 @@ class _Checker:
                 diverging.append(engine)
             elif go.refused is not None:
                 tally.refused += 1
+                tally.drawn_refused += extra
             elif go.failed:
                 tally.both_failed += 1
             else:

@@ -107,6 +107,8 @@ class EngineTally:
     #: and, where it still compared fewer than its share of the cases, why.
     drawn: int = 0
     drawn_out_of_scope: dict[str, int] = field(default_factory=dict)
+    #: of `refused`, those of its own draws
+    drawn_refused: int = 0
     short: str | None = None
 
     @property
@@ -142,8 +144,10 @@ class VerifyResult:
 
     @property
     def refused(self) -> int:
-        """Cases Ollama refuses for a capability (most over the engines: each counts its own)."""
-        return max((tally.refused for tally in self.counts.values()), default=0)
+        """Cases of the main draw Ollama refuses for a capability (most over the engines: each
+        counts its own; a runtime context's own draws apart)."""
+        return max((tally.refused - tally.drawn_refused for tally in self.counts.values()),
+                   default=0)
 
     @property
     def runtime_differs(self) -> dict[str, int]:
