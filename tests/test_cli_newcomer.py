@@ -65,14 +65,15 @@ def test_render_as_template_reads_the_whole_file(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 5. a null content is refused by every command that reads a conversation
+# 5. a null content is read as Ollama's decoder reads it: "" (issue 47)
 
 
-def test_render_refuses_a_null_content(tmp_path: Path) -> None:
+def test_render_reads_a_null_content_as_ollama_does(tmp_path: Path) -> None:
     conv = write_json(tmp_path / "c.json", {"messages": [{"role": "user", "content": None}]})
     result = run("render", str(CHATML), str(conv))
-    assert result.exit_code == 1
-    assert result.stderr == "conversation: messages[0].content: must be a string, not null\n"
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "<|im_start|>user\n<|im_end|>\n<|im_start|>assistant\n"
+    assert result.stderr == ""
     no_traceback(result)
 
 

@@ -490,19 +490,32 @@ def test_runaway_render_is_cut_off_and_the_next_request_works() -> None:
 
 
 def test_malformed_conversations_get_a_sentence() -> None:
+    """What Ollama's decoder refuses is refused with its reason (Go's own words, naming
+    Ollama's types); the contract adds only an object and whole fill-in-the-middle requests."""
     cases: list[tuple[Any, str]] = [
         ([], "must be a JSON object"),
-        ({"messages": {}}, "messages: must be an array"),
-        ({"messages": [{"content": "x"}]}, r"messages\[0\]\.role: is required"),
-        ({"messages": [{"role": "user", "content": 3}]}, r"messages\[0\]\.content: must be"),
-        ({"messages": [], "extra": 1}, "unknown field"),
+        ({"messages": {}}, re.escape("cannot unmarshal object into Go struct field ") + ".*"
+         + re.escape("messages of type []api.Message")),
+        ({"messages": [{"role": "user", "content": 3}]},
+         "cannot unmarshal number into Go struct field Alias.content of type string"),
         ({"prompt": "p"}, "needs both prompt and suffix"),
         ({"tools": [{"function": {"parameters": {"properties": []}}}]}, "properties"),
         ({"messages": [{"role": "user", "content": float("nan")}]}, "not plain JSON|content"),
+        ({"messages": [{"role": "user", "content": "x"}], "think": "hard"},
+         re.escape('invalid think value: "hard"')),
     ]
     for conversation, message in cases:
         with pytest.raises(ReferenceRendererError, match=message):
             render("{{ .Messages }}", conversation)
+
+
+def test_what_ollamas_decoder_takes_renders() -> None:
+    """A message without a role (Ollama's is then ""), unknown keys (ignored), keys in
+    another case and a null content ("") render as Ollama renders them (by hand)."""
+    template = "{{ range .Messages }}[{{ .Role }}|{{ .Content }}]{{ end }}"
+    assert render(template, {"messages": [{"content": "x"}], "extra": 1}) == "[|x]"
+    assert render(template, '{"Messages": [{"ROLE": "User", "Content": null}], '
+                            '"model": "m", "stream": false}') == "[user|]"
 
 
 def test_cli_render_prints_exact_bytes(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ time: a command imports its stage when it runs.
 Each is a thin caller of the pipeline (`pipeline`: read, convert, render), which the
 playground shares.
 
-May depend on: cli.common (and, when a command runs, emit, formats, ollama, pipeline, syntax).
+May depend on: cli.common (and, when a command runs, emit, formats, ollama, pipeline, syntax,
+verify: the conversation reader).
 """
 
 from __future__ import annotations
@@ -78,16 +79,22 @@ def render(input_spec: str, conversation: str, now: str | None,
     request it refuses for a capability is an error), then Execute. INPUT is read as `convert`
     reads it: a Go template, or a Modelfile (its TEMPLATE, with its SYSTEM/MESSAGE rule), with
     the model's family steps (its config, a PARSER, --family)."""
-    from gotmpl2jinja.ollama.reference import read_conversation_text
     from gotmpl2jinja.pipeline.reading import with_family
     from gotmpl2jinja.pipeline.rendering import ollama_prompt
+    from gotmpl2jinja.verify.request import checked_by_go, read_chat_request_file
 
     if input_spec == "-" and conversation == "-":
         raise click.UsageError("INPUT and CONVERSATION cannot both be standard input")
     source = load_input(input_spec, kind, store)
     with_family(source, family, echo_note)
-    request = read_conversation_text(conversation)  # the JSON text itself: -0 and escapes kept
-    output = ollama_prompt(source, request, now=now, go_struct_function=go_struct_function,
+    # read as Ollama's server reads /api/chat, the reading checked by Go; Go renders
+    # the text itself (-0 and escapes kept)
+    request = checked_by_go(read_chat_request_file(conversation))
+    note = request.note()
+    if note:
+        click.echo(note, err=True)
+    output = ollama_prompt(source, request.text, now=now,
+                           go_struct_function=go_struct_function,
                            template_only=template_only, timeout=timeout)
     click.echo(output.encode("utf-8", "surrogateescape"), nl=False)  # Go's exact bytes
 

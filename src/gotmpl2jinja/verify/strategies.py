@@ -23,9 +23,9 @@ Deliberately left out (each is a known, documented gap of the contract, not a te
 integers beyond ±2**53 (Go decodes tool-call arguments to float64; JavaScript rounds them too),
 lone surrogates (Go replaces them by U+FFFD when decoding JSON), tool-schema keys Ollama does
 not know (Go drops them; Jinja would see them), upper-case roles (Ollama lower-cases roles on
-decode) and images (out of scope).
+decode) and images (out of scope). One in eight carries a client's body (`verify.request`).
 
-May depend on: `verify.conversation`, `verify.steer`.
+May depend on: `verify.conversation`, `verify.request`, `verify.steer`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any, Protocol, TypeVar
 from hypothesis import strategies as st
 
 from gotmpl2jinja.verify.conversation import THINK_LEVELS
+from gotmpl2jinja.verify.request import sent_now_and_then
 from gotmpl2jinja.verify.steer import FREE, Steer
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -451,8 +452,8 @@ def build_fim(c: Chooser) -> dict[str, Any]:
 def build_conversation(c: Chooser, max_messages: int = 6) -> dict[str, Any]:
     """Any conversation of the contract; chat seven times as often as fill-in-the-middle."""
     if c.steer.fim and c.choice(8) == 7:
-        return build_fim(c)
-    return build_chat(c, max_messages)
+        return sent_now_and_then(build_fim(c))
+    return sent_now_and_then(build_chat(c, max_messages))
 
 
 class RandomChooser:

@@ -76,12 +76,10 @@ __all__ = [
 #: The pinned clock when the caller gives none (the corpus snapshot's date, noon UTC).
 DEFAULT_NOW = "2026-08-21T12:00:00Z"
 
-_TOP_KEYS = {"messages", "tools", "think", "prompt", "suffix"}
 _MESSAGE_KEYS = {
     "role", "content", "thinking", "images", "tool_calls", "tool_name", "tool_call_id",
 }
 _MESSAGE_STRINGS = ("content", "thinking", "tool_name", "tool_call_id")
-_THINK_LEVELS = ("low", "medium", "high", "max")
 _PARSE_LINE = re.compile(r"^template: [^:]*:(\d+):")
 
 
@@ -205,7 +203,7 @@ class ReferenceRenderer:
             payload["conversation_json"] = conversation
         else:
             check_conversation(conversation)
-            payload["conversation"] = conversation
+            payload["conversation"] = as_sent(conversation)
         _check_modelfile_messages(modelfile_messages)
         payload.update({
             "now": now or DEFAULT_NOW, "function_json": function_json,
@@ -234,7 +232,7 @@ class ReferenceRenderer:
         _check_conversations(conversations)
         _check_modelfile_messages(modelfile_messages)
         payload: dict[str, Any] = {
-            "op": "render_many", "conversations": conversations,
+            "op": "render_many", "conversations": [as_sent(c) for c in conversations],
             "now": now or DEFAULT_NOW, "function_json": function_json,
             "modelfile_system": modelfile_system or "",
             "modelfile_messages": modelfile_messages or [],
@@ -245,15 +243,15 @@ class ReferenceRenderer:
         if not answer.get("ok"):
             _raise(answer)
         results: list[str | RenderError] = []
-        for item in answer.get("results") or ():
+        for i, item in enumerate(answer.get("results") or ()):
             if item.get("ok"):
                 results.append(decode_output(item))
             elif item.get("kind") in ("execute", "panic"):
                 results.append(RenderError(str(item.get("error", ""))))
             elif item.get("kind") == "capability":
                 results.append(_refusal(str(item.get("error", ""))))
-            else:
-                _raise(item)  # a request error: the conversation broke the contract
+            else:  # a request error (Ollama's decoder refuses it): the item says which
+                _raise({**item, "error": f"conversations[{i}]: {item.get('error', '')}"})
         if len(results) != len(conversations):
             raise ReferenceRendererError("the Go reference renderer answered a short batch")
         return results
@@ -267,7 +265,8 @@ class ReferenceRenderer:
         if not conversations:
             return []
         _check_conversations(conversations)
-        payload = {"op": "llama_server_body", "conversations": conversations}
+        payload = {"op": "llama_server_body",
+                   "conversations": [as_sent(c) for c in conversations]}
         limit = self._client.timeout * (1 + len(conversations) / 50)
         answer = self._call(payload, "", limit)
         if not answer.get("ok"):
@@ -279,6 +278,17 @@ class ReferenceRenderer:
         if len(results) != len(conversations):
             raise ReferenceRendererError("the Go reference renderer answered a short batch")
         return results
+
+    def same_request(self, body: str, reading: dict[str, Any]) -> str:
+        """Whether `reading` (a conversation read from the request body `body`) decodes in Go
+        to what `body` decodes to, in every part the template can see: "" if so, else the
+        first part that differs (`messages`, `tools`, `think`, `prompt/suffix`). A body Go
+        cannot decode raises ReferenceRendererError with Go's reason."""
+        payload = {"op": "same_request", "conversation_json": body, "conversations": [reading]}
+        answer = self._call(payload, "", None)
+        if not answer.get("ok"):
+            _raise(answer)
+        return decode_output(answer)
 
     def check_parse(self, source: str) -> ParseVerdict:
         """Ollama's `Parse` verdict: text/template with the four funcs, then `Vars()`."""
@@ -303,6 +313,13 @@ class ReferenceRenderer:
             raise TemplateSyntaxError(verdict.message)
         assert verdict.path is not None
         return verdict.path
+
+
+def as_sent(conversation: dict[str, Any]) -> dict[str, Any]:
+    """What Go decodes for a conversation: the request body it was read from when it carries
+    one (`body`: `verify.request.SentAs`, a body as clients send it), else the conversation."""
+    body = getattr(conversation, "body", None)
+    return body if isinstance(body, dict) else conversation
 
 
 def _check_conversations(conversations: list[dict[str, Any]]) -> None:
@@ -382,33 +399,19 @@ def _check_message(message: Any, where: str) -> None:
 
 
 def check_conversation(conversation: Any) -> None:
-    """Refuse a conversation outside the contract's format, with a sentence saying where."""
+    """Refuse what the contract adds to Ollama's decoding, with a sentence saying where: a
+    body that is not a JSON object, half a fill-in-the-middle request, or one with messages.
+    The rest (types, keys in any case, unknown keys, nulls) Go decodes as Ollama's server
+    decodes /api/chat, and refuses with its reason."""
     if not isinstance(conversation, dict):
         raise ReferenceRendererError(
             f"conversation: must be a JSON object, not {_kind(conversation)}")
-    unknown = sorted(set(conversation) - _TOP_KEYS)
-    if unknown:
-        raise _fail("top level", f"unknown field(s) {unknown}; expected {sorted(_TOP_KEYS)}")
-    messages = conversation.get("messages")
-    if messages is not None:
-        if not isinstance(messages, list):
-            raise _fail("messages", f"must be an array, not {_kind(messages)}")
-        for i, message in enumerate(messages):
-            _check_message(message, f"messages[{i}]")
-    tools = conversation.get("tools")
-    if tools is not None and not (
-        isinstance(tools, list) and all(isinstance(t, dict) for t in tools)
-    ):
-        raise _fail("tools", "must be an array of objects")
-    think = conversation.get("think")
-    if not (think is None or isinstance(think, bool) or think in _THINK_LEVELS):
-        raise _fail("think", f"must be true, false or one of {list(_THINK_LEVELS)}, not {think!r}")
     if "prompt" in conversation or "suffix" in conversation:
         prompt, suffix = conversation.get("prompt"), conversation.get("suffix")
         if not (isinstance(prompt, str) and isinstance(suffix, str) and prompt and suffix):
             raise _fail("prompt/suffix",
                         "fill-in-the-middle needs both prompt and suffix as non-empty strings")
-        if messages:
+        if conversation.get("messages"):
             raise _fail("prompt/suffix", "fill-in-the-middle takes no messages")
 
 

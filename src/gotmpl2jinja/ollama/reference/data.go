@@ -7,9 +7,6 @@ package main
 // print and call them.
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"gotmpl2jinja/reference/api"
 	"gotmpl2jinja/reference/template"
 	functionjson "gotmpl2jinja/reference/template/functionjson"
@@ -17,65 +14,12 @@ import (
 
 // ---- request side (what the JSON body decodes into) --------------------------------------
 
-type apiMessage struct {
-	Role       string          `json:"role"`
-	Content    string          `json:"content"`
-	Thinking   string          `json:"thinking,omitempty"`
-	Images     []api.ImageData `json:"images,omitempty"`
-	ToolCalls  []apiToolCall   `json:"tool_calls,omitempty"`
-	ToolName   string          `json:"tool_name,omitempty"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
-}
-
-type apiToolCall struct {
-	ID       string `json:"id,omitempty"`
-	Function struct {
-		Index     int     `json:"index"`
-		Name      string  `json:"name"`
-		Arguments argsMap `json:"arguments"` // numbers decode as float64, like Ollama
-	} `json:"function"`
-}
-
-type apiTool struct {
-	Type     string `json:"type"`
-	Items    any    `json:"items,omitempty"`
-	Function struct {
-		Name        string `json:"name"`
-		Description string `json:"description,omitempty"`
-		Parameters  struct {
-			Type       string                 `json:"type"`
-			Defs       any                    `json:"$defs,omitempty"`
-			Items      any                    `json:"items,omitempty"`
-			Required   []string               `json:"required,omitempty"`
-			Properties *api.ToolPropertiesMap `json:"properties"`
-		} `json:"parameters"`
-	} `json:"function"`
-}
-
-// argsMap is a tool call's arguments: its keys decoded like Ollama's ordered map decodes them
-// (api.DecodeMapKey), its values by encoding/json (numbers are float64, so `-0` stays -0).
-type argsMap map[string]any
-
-func (a *argsMap) UnmarshalJSON(data []byte) error {
-	if string(bytes.TrimSpace(data)) == "null" {
-		*a = nil
-		return nil
-	}
-	out := argsMap{}
-	err := api.EachMember(data, func(key string, raw json.RawMessage) error {
-		var value any
-		if err := json.Unmarshal(raw, &value); err != nil {
-			return err
-		}
-		out[key] = value
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	*a = out
-	return nil
-}
+// The body's types are Ollama's, in ./api (Go's decoding errors name them).
+type (
+	apiMessage  = api.Message
+	apiToolCall = api.ToolCall
+	apiTool     = api.Tool
+)
 
 // ---- template side (ollama-semantics.md §5) ------------------------------------------------
 

@@ -134,10 +134,10 @@ func llamaServerBody(raw json.RawMessage) caseResult {
 	if len(conv.Tools) > 0 {
 		body.Tools = conv.Tools
 	}
-	if conv.Think != nil && conv.Think.value != nil {
+	if conv.Think != nil && conv.Think.Value != nil {
 		enabled := false
 		kwargs := map[string]any{}
-		switch v := conv.Think.value.(type) {
+		switch v := conv.Think.Value.(type) {
 		case bool:
 			enabled = v
 		case string:

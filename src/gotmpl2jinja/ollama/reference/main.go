@@ -10,6 +10,8 @@
 //	→ {"id":1,"ok":false,"kind":"execute","error":"template: :3:5: executing …"}
 //
 // op "parse" answers {"ok":true,"vars":[…],"path":"messages|legacy"} or the parse error.
+// op "same_request" takes "conversation_json" (a request body) and "conversations":[one reading
+// of it] and answers {"ok":true,"output":""} when both decode alike where the template can see.
 // op "render_many" takes "conversations":[…] instead of "conversation" and answers
 // {"ok":true,"results":[{"ok":true,"output":"…"} | {"ok":false,"kind":…,"error":…}, …]}: one
 // line for a batch of cases (the harness's bulk mode), each conversation decoded on its own so
@@ -25,11 +27,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"gotmpl2jinja/reference/api"
 )
 
 // maxOutput bounds one rendering, so a runaway template fails instead of eating memory.
@@ -92,42 +97,89 @@ type caseResult struct {
 	Error     string  `json:"error,omitempty"`
 }
 
-// conversation is the /api/chat subset of the equivalence contract.
-type conversation struct {
+// conversation is a request body as Ollama's server decodes it.
+type conversation = ChatRequest
+
+// ChatRequest is Ollama's api.ChatRequest (named so, as Go's decoding errors name it), and
+// the contract's fill-in-the-middle prompt and suffix (GenerateRequest's). Field names match
+// case-insensitively and unknown keys are ignored, as encoding/json does for Ollama.
+type ChatRequest struct {
 	Messages []apiMessage `json:"messages"`
-	Tools    []apiTool    `json:"tools"`
+	Tools    api.Tools    `json:"tools"`
 	Think    *thinkValue  `json:"think"`
 	Prompt   string       `json:"prompt"`
 	Suffix   string       `json:"suffix"`
+
+	// The rest of api.ChatRequest cannot reach the template; decoded all the same, so that
+	// what Ollama's decoder refuses (`"stream": "yes"`) is refused with its reason.
+	Model           string          `json:"model"`
+	Stream          *bool           `json:"stream,omitempty"`
+	Format          json.RawMessage `json:"format,omitempty"`
+	KeepAlive       *api.Duration   `json:"keep_alive,omitempty"`
+	Options         map[string]any  `json:"options"`
+	Truncate        *bool           `json:"truncate,omitempty"`
+	Shift           *bool           `json:"shift,omitempty"`
+	DebugRenderOnly bool            `json:"_debug_render_only,omitempty"`
+	Logprobs        bool            `json:"logprobs,omitempty"`
+	TopLogprobs     int             `json:"top_logprobs,omitempty"`
 }
 
-// thinkValue accepts what Ollama's api.ThinkValue accepts: a boolean or a level string.
-type thinkValue struct{ value any }
-
-func (t *thinkValue) UnmarshalJSON(data []byte) error {
-	var b bool
-	if err := json.Unmarshal(data, &b); err == nil {
-		t.value = b
-		return nil
+// checkChatRequest is what ChatHandler refuses of a decoded body before it looks at the model.
+func checkChatRequest(c *ChatRequest) error {
+	if c.TopLogprobs < 0 || c.TopLogprobs > 20 {
+		return requestError{"top_logprobs must be between 0 and 20"}
 	}
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		switch s {
-		case "high", "medium", "low", "max":
-			t.value = s
-			return nil
+	return nil
+}
+
+// sameRequest answers op "same_request": whether the conversation (a reading of the body, as
+// the Jinja side gets it) decodes to what the body itself decodes to, in every part that can
+// reach the template.
+func sameRequest(req *request) response {
+	var body, reading ChatRequest
+	if req.ConversationJSON == nil || len(req.Conversations) != 1 {
+		return response{ID: req.ID, Kind: "request",
+			Error: "same_request takes conversation_json and one conversation"}
+	}
+	if err := json.Unmarshal([]byte(*req.ConversationJSON), &body); err != nil {
+		return response{ID: req.ID, Kind: "request",
+			Error: "the request does not decode as Ollama would decode it: " + err.Error()}
+	}
+	if err := json.Unmarshal(req.Conversations[0], &reading); err != nil {
+		return response{ID: req.ID, Kind: "request", Error: "the reading does not decode: " + err.Error()}
+	}
+	// A message's `"images": []` is read as no images: the two differ only in `%#v` of
+	// `.Images` (which no translation prints), so they are compared alike.
+	for _, c := range []*ChatRequest{&body, &reading} {
+		for i := range c.Messages {
+			if len(c.Messages[i].Images) == 0 {
+				c.Messages[i].Images = nil
+			}
 		}
-		return fmt.Errorf("invalid think value: %q (must be \"high\", \"medium\", \"low\", \"max\", true, or false)", s)
 	}
-	return errors.New("think must be a boolean or string (\"high\", \"medium\", \"low\", \"max\", true, or false)")
+	differs := ""
+	switch {
+	case !reflect.DeepEqual(body.Messages, reading.Messages):
+		differs = "messages"
+	case !reflect.DeepEqual(body.Tools, reading.Tools):
+		differs = "tools"
+	case !reflect.DeepEqual(body.Think, reading.Think):
+		differs = "think"
+	case body.Prompt != reading.Prompt || body.Suffix != reading.Suffix:
+		differs = "prompt/suffix"
+	}
+	return response{ID: req.ID, OK: true, Output: &differs}
 }
 
-// think gives (.Think, .ThinkLevel, .IsThinkSet) per ollama-semantics.md §7.
-func (t *thinkValue) think() (bool, string, bool) {
-	if t == nil || t.value == nil {
+// thinkValue is api.ThinkValue: a boolean or a level string.
+type thinkValue = api.ThinkValue
+
+// thinkOf gives (.Think, .ThinkLevel, .IsThinkSet) per ollama-semantics.md §7.
+func thinkOf(t *thinkValue) (bool, string, bool) {
+	if t == nil || t.Value == nil {
 		return false, "", false
 	}
-	switch v := t.value.(type) {
+	switch v := t.Value.(type) {
 	case bool:
 		if v {
 			return true, "medium", true
@@ -220,6 +272,8 @@ func (s *server) serve(req *request) (resp response) {
 		return s.renderMany(req)
 	case "llama_server_body":
 		return llamaServerBodies(req)
+	case "same_request":
+		return sameRequest(req)
 	}
 	return response{ID: req.ID, Kind: "request", Error: fmt.Sprintf("unknown op %q", req.Op)}
 }
@@ -304,6 +358,9 @@ func (s *server) renderOne(t *ollamaTemplate, req *request) caseResult {
 // SYSTEM/MESSAGE rule (§8) and the think table (§7).
 func requestValues(req *request) (*values, error) {
 	conv := req.Conversation
+	if err := checkChatRequest(&conv); err != nil {
+		return nil, err
+	}
 	clock = defaultClock
 	if req.Now != "" {
 		now, err := time.Parse(time.RFC3339Nano, req.Now)
@@ -323,7 +380,7 @@ func requestValues(req *request) (*values, error) {
 	}
 	msgs = append(msgs, req.ModelfileMessages...)
 	msgs = append(msgs, conv.Messages...)
-	think, level, isSet := conv.Think.think()
+	think, level, isSet := thinkOf(conv.Think)
 	functionJSON := req.FunctionJSON == nil || *req.FunctionJSON
 	return &values{
 		Messages: msgs, Tools: conv.Tools, Prompt: conv.Prompt, Suffix: conv.Suffix,
@@ -350,7 +407,7 @@ func serverSteps(t *ollamaTemplate, v *values, think *thinkValue, requestMessage
 	switch {
 	case t.has("thinking") || fam.grants("thinking"):
 		if think == nil {
-			v.Think, v.ThinkLevel, v.IsThinkSet = (&thinkValue{value: true}).think()
+			v.Think, v.ThinkLevel, v.IsThinkSet = thinkOf(&thinkValue{Value: true})
 		}
 	case wantsThink:
 		if !lenient {
