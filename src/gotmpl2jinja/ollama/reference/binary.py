@@ -108,17 +108,18 @@ def stderr_note(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def build_binary(target: Path, *, gocache: Path, go: tuple[str, dict[str, str]] | None = None,
-                 ) -> None:
+def build_binary(target: Path, *, gocache: Path, gopath: Path | None = None,
+                 go: tuple[str, dict[str, str]] | None = None) -> None:
     """Compile the renderer from `GO_SOURCES` into `target` (a static binary, stripped of debug
-    tables; offline: GOPROXY=off, the local toolchain only). Atomic: whoever runs `target`
+    tables; offline: GOPROXY=off, the local toolchain only; GOPATH beside `gocache` unless
+    given). Atomic: whoever runs `target`
     meanwhile never sees half a binary. Raises ReferenceRendererError with Go's message."""
     command, extra_env = go or find_go()
     target.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "GOFLAGS"}
     env.update(extra_env)
     env.update(GOTOOLCHAIN="local", CGO_ENABLED="0", GOPROXY="off", GO111MODULE="on",
-               GOCACHE=str(gocache), GOPATH=str(gocache.parent / "gopath"))
+               GOCACHE=str(gocache), GOPATH=str(gopath or gocache.parent / "gopath"))
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
         for name in GO_SOURCES:
             (Path(work) / name).parent.mkdir(parents=True, exist_ok=True)
