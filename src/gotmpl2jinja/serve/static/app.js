@@ -32,6 +32,7 @@ function status(text) { $("status").textContent = text; }
 
 function showError(err) {
   const box = $("error");
+  box.dataset.generation = Number(box.dataset.generation || 0) + 1;
   box.textContent = err.message || String(err);
   box.dataset.line = err.line ?? "";
   box.dataset.col = err.col ?? "";
@@ -138,6 +139,7 @@ function showJinja(text, runtime) {
 function showVerdict(result) {
   const box = $("verdict");
   box.replaceChildren();
+  box.dataset.generation = Number(box.dataset.generation || 0) + 1;
   const entries = Object.entries(result.verdict || {});
   const equivalent = entries.length > 0 && entries.every(([, v]) => v.startsWith("equivalent"));
   box.dataset.verdict = entries.length === 0 ? "unchecked" : equivalent ? "equivalent" : "diverges";
@@ -317,6 +319,7 @@ function showRenders(result) {
       row.agrees ? null : row.diff_at));
   }
   $("renders").replaceChildren(...cards);
+  $("renders").dataset.generation = Number($("renders").dataset.generation || 0) + 1;
   const diff = $("diff");
   diff.replaceChildren();
   if (!first) {
