@@ -20,15 +20,11 @@ from starlette.testclient import TestClient
 
 from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.runtime import MACROS_INTRO, MACROS_OUTRO
-from gotmpl2jinja.pipeline.converting import flags_line
-from gotmpl2jinja.pipeline.reading import go_syntax_placed, placed_in
 from gotmpl2jinja.serve.app import MAX_BODY, create_app
-from gotmpl2jinja.serve.pipeline import Placement
 from gotmpl2jinja.serve.worker import Worker
 from gotmpl2jinja.verify.conversation import ConversationError, validate
 
 SEED = FIXTURES / "seeds" / "002_qwen-style.gotmpl"
-PLACE = Placement(placed_in, go_syntax_placed, flags_line)
 CHAT = {"messages": [{"role": "user", "content": "Hello"}]}
 TOOLS = {
     "messages": [
@@ -51,7 +47,7 @@ LOOP_JINJA = ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    with TestClient(create_app(PLACE, timeout=TEST_RENDER_TIMEOUT, warm=False)) as test:
+    with TestClient(create_app(timeout=TEST_RENDER_TIMEOUT, warm=False)) as test:
         yield test
 
 
@@ -207,7 +203,7 @@ def test_a_tokenizer_config_upload_gives_bos_facts(client: TestClient) -> None:
 @pytest.fixture(scope="module")
 def impatient() -> Iterator[TestClient]:
     """A playground whose renders may take 2 s (the CLI's --timeout 2)."""
-    with TestClient(create_app(PLACE, timeout=2.0, warm=False)) as test:
+    with TestClient(create_app(timeout=2.0, warm=False)) as test:
         yield test
 
 
@@ -228,7 +224,7 @@ def test_templates_that_loop_forever_are_errors_and_the_server_goes_on(
 
 
 def test_a_request_past_its_limit_stops_the_worker_and_the_next_starts_afresh() -> None:
-    worker = Worker(PLACE, None, TEST_RENDER_TIMEOUT)
+    worker = Worker(None, TEST_RENDER_TIMEOUT)
     try:
         request = {"text": SEED.read_text(), "name": SEED.name}
         kind, data = worker.call("convert", request, {}, limit=0.5)

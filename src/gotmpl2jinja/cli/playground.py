@@ -3,7 +3,7 @@
 Registered on the group in `cli.main`. Imports inside the command are deferred: the web stack
 (Starlette, uvicorn) comes with the `serve` extra, and a missing extra is one line, exit 2.
 
-May depend on: cli.common, pipeline (the helpers the playground places errors with), serve.
+May depend on: cli.common, serve.
 """
 
 from __future__ import annotations
@@ -49,10 +49,7 @@ def serve(port: int, host: str, open_browser: bool, store: str | None, timeout: 
         sys.exit(2)
     import uvicorn  # deferred: the serve extra
 
-    from gotmpl2jinja.pipeline.converting import flags_line  # deferred: loads the stages
-    from gotmpl2jinja.pipeline.reading import go_syntax_placed, placed_in  # deferred: same
     from gotmpl2jinja.serve.app import create_app  # deferred: imports Starlette
-    from gotmpl2jinja.serve.pipeline import Placement  # deferred: with the app
 
     if host not in LOCAL_HOSTS:
         click.echo(f"warning: serving on {host}: anyone who can reach this address can run "
@@ -70,8 +67,7 @@ def serve(port: int, host: str, open_browser: bool, store: str | None, timeout: 
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound}/"
-    app = create_app(Placement(placed_in, go_syntax_placed, flags_line),
-                     models_dir=store_dir(store), timeout=timeout)
+    app = create_app(models_dir=store_dir(store), timeout=timeout)
     click.echo(f"gotmpl2jinja playground on {url} (Ctrl-C stops it)", err=True)
     if open_browser:
         import webbrowser  # deferred: only with --open

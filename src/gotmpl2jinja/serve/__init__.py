@@ -1,9 +1,10 @@
 """`gotmpl2jinja serve`: a local playground in the browser (translate, render, diff, verify).
 
-`pipeline` is the one place the playground reaches the project's pipeline (read, translate,
-check, render, verify, write); `worker` runs it in a process of its own, so that a template
-that loops or a crash never takes the server down; `app` is the web application (Starlette)
-and `static/` its page (plain JS and CSS, shipped in the package: no CDN, works offline).
+`requests` answers the page's requests with the pipeline's library API
+(`gotmpl2jinja.pipeline`: read, convert, render, verify, the files convert writes); `worker`
+runs it in a process of its own, so that a template that loops or a crash never takes the
+server down; `app` is the web application (Starlette) and `static/` its page (plain JS and
+CSS, shipped in the package: no CDN, works offline).
 
 May depend on: nothing here (the modules say what they use).
 """

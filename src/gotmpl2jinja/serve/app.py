@@ -5,7 +5,7 @@ request body past a size limit before reading it, runs the pipeline with the CLI
 timeouts in a worker process that is replaced when a template hangs or crashes it, and answers
 every failure as JSON with a one-line message for the page, never a stack trace.
 
-May depend on: serve.pipeline, serve.worker (Starlette and uvicorn: the `serve` extra).
+May depend on: serve.worker (Starlette and uvicorn: the `serve` extra).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gotmpl2jinja.serve.pipeline import Placement
 from gotmpl2jinja.serve.worker import Worker
 
 #: Largest request body, in bytes: a template, a conversation, a page's Jinja (a chat template
@@ -107,15 +106,14 @@ class Playground:
     """The application's state: the two workers (verify runs apart, so that the page can
     render while it runs), the uploads and the verify jobs."""
 
-    place: Placement
     models_dir: Path | None
     timeout: float
     uploads: dict[str, Path] = field(default_factory=dict)
     jobs: dict[str, VerifyJob] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.worker = Worker(self.place, self.models_dir, self.timeout)
-        self.verifier = Worker(self.place, self.models_dir, self.timeout)
+        self.worker = Worker(self.models_dir, self.timeout)
+        self.verifier = Worker(self.models_dir, self.timeout)
         self._folder = tempfile.TemporaryDirectory(prefix="gotmpl2jinja-serve-")
         self._ids = itertools.count(1)
 
@@ -153,10 +151,10 @@ async def read_json(request: Request) -> dict[str, Any] | JSONResponse:
     return body
 
 
-def create_app(place: Placement, *, models_dir: Path | None = None, timeout: float = 5.0,
+def create_app(*, models_dir: Path | None = None, timeout: float = 5.0,
                warm: bool = True) -> Starlette:
     """The application; `timeout` is the CLI's --timeout (each render, Go and engines)."""
-    state = Playground(place, models_dir, timeout)
+    state = Playground(models_dir, timeout)
 
     async def index(request: Request) -> Response:
         return FileResponse(str(STATIC / "index.html"))

@@ -1,4 +1,4 @@
-"""The playground's worker: the pipeline (`serve.pipeline`) in a process of its own.
+"""The playground's worker: `serve.requests` (on the `pipeline` stage) in a process of its own.
 
 Why a process: the in-process engines (jinja2, transformers, minijinja) stop a render that runs
 past the CLI's timeout with SIGALRM, which only works on a main thread, and a web server runs
@@ -7,7 +7,7 @@ the CLI's render timeouts, exactly as the commands run it; and whatever a templa
 past every timeout, exhausts memory, crashes an engine), the server kills this process, says
 so in the page, and starts a fresh one for the next request.
 
-May depend on: engines, errors, ollama, serve.pipeline.
+May depend on: errors, pipeline (the CLI's timeouts), serve.requests.
 """
 
 from __future__ import annotations
@@ -20,45 +20,41 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from gotmpl2jinja.engines.registry import set_render_timeout
 from gotmpl2jinja.errors import Gotmpl2JinjaError
-from gotmpl2jinja.ollama.reference import shared_renderer
-from gotmpl2jinja.serve import pipeline
-from gotmpl2jinja.serve.pipeline import Placement
+from gotmpl2jinja.pipeline.reading import set_timeout
+from gotmpl2jinja.serve import requests
 
 #: The requests the worker answers, by name.
-OPERATIONS = {"convert": pipeline.convert, "render": pipeline.render,
-              "download": pipeline.download, "facts": pipeline.facts,
-              "conversation": pipeline.check_conversation}
+OPERATIONS = {"convert": requests.convert, "render": requests.render,
+              "download": requests.download, "facts": requests.facts,
+              "conversation": requests.check_conversation}
 
 
-def run_worker(conn: Connection, place: Placement, models_dir: Path | None,
-               timeout: float) -> None:
+def run_worker(conn: Connection, models_dir: Path | None, timeout: float) -> None:
     """The worker's loop (the child process's main thread): one request at a time, each
     answered ("ok", data) or ("error", {message, line, col}); a verify also sends
     ("progress", cases) as it goes."""
-    set_render_timeout(timeout)  # the CLI's --timeout, on Go and on every engine
-    shared_renderer().timeout = timeout
+    set_timeout(timeout)  # the CLI's --timeout, on Go and on every engine
     while True:
         try:
             op, request, uploads = conn.recv()
         except (EOFError, OSError):
             return
-        conn.send(answer(op, request, uploads, place, models_dir, conn))
+        conn.send(answer(op, request, uploads, models_dir, conn))
 
 
-def answer(op: str, request: dict[str, Any], uploads: dict[str, Path], place: Placement,
+def answer(op: str, request: dict[str, Any], uploads: dict[str, Path],
            models_dir: Path | None, conn: Connection) -> tuple[str, Any]:
     """One request's answer; every failure is a sentence for the page, never a traceback."""
     try:
         if op == "verify":
-            return "ok", pipeline.verify(request, place, models_dir, uploads,
+            return "ok", requests.verify(request, models_dir, uploads,
                                          lambda done: conn.send(("progress", done)))
         if op == "choices":
-            return "ok", pipeline.choices(models_dir)
-        return "ok", OPERATIONS[op](request, place, models_dir, uploads)
+            return "ok", requests.choices(models_dir)
+        return "ok", OPERATIONS[op](request, models_dir, uploads)
     except Gotmpl2JinjaError as exc:
-        return "error", pipeline.error_json(exc)
+        return "error", requests.error_json(exc)
     except RecursionError:
         return "error", {"message": "error: the input nests too deeply to process (Python's "
                                     "recursion limit)"}
@@ -75,8 +71,8 @@ class Worker:
     """The server's handle on one worker process: started on first use, one request at a
     time, killed and replaced when a request runs past its limit or the process dies."""
 
-    def __init__(self, place: Placement, models_dir: Path | None, timeout: float) -> None:
-        self._args = (place, models_dir, timeout)
+    def __init__(self, models_dir: Path | None, timeout: float) -> None:
+        self._args = (models_dir, timeout)
         self._lock = threading.Lock()
         self._process: Any = None
         self._conn: Connection | None = None
