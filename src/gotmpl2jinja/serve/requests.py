@@ -131,7 +131,8 @@ def convert(request: dict[str, Any], models_dir: Path | None,
     data: dict[str, Any] = {
         "jinja": done.jinja, "runtime": runtime_lines(done.jinja), "name": done.name,
         "kind": done.kind, "system": source.system, "edited": isinstance(edited, str),
-        "facts": facts_json(done.bos), "notes": [note.text for note in done.notes],
+        "facts": facts_json(done.bos),
+        "notes": [note.text for note in done.notes if note.kind != "checked"],
         "verdict": {}, "files": {f.format: {"filename": f.name, "text": f.text}
                                  for f in done.files}}
     if done.check is not None:

@@ -176,6 +176,16 @@ async function start() {
     button.addEventListener("click", () => download(button.dataset.format));
   }
   $("conversation").addEventListener("input", checkConversationSoon);
+  $("jinja-editor").addEventListener("input", () => {
+    const box = $("verdict");
+    if (box.dataset.verdict === "edited") return;
+    box.dataset.verdict = "edited";
+    const stale = document.createElement("div");
+    stale.className = "bad";
+    stale.textContent = "the Jinja was edited: this verdict is the translation's; " +
+      "\"Check this Jinja\" checks yours";
+    box.prepend(stale);
+  });
   $("upload").addEventListener("change", (e) => uploadInput(e.target.files[0]));
   $("facts-upload").addEventListener("change", (e) => uploadFacts(e.target.files[0]));
   $("vocab").addEventListener("change", () => {
