@@ -63,9 +63,11 @@ def seed(client: TestClient) -> dict[str, Any]:
 def render(client: TestClient, request: dict[str, Any], conversation: Any,
            **flags: Any) -> Any:
     text = conversation if isinstance(conversation, str) else json.dumps(conversation)
+    chosen = {key: request[key] for key in ("vocab", "tokenizer_config", "bos", "model")
+              if key in request}
     return client.post("/api/render", json={
         "text": request["text"], "name": request["name"], "jinja": request["jinja"],
-        "conversation": text, "flags": flags})
+        "conversation": text, "flags": flags, **chosen})
 
 
 def test_the_seed_translates_and_checks_equivalent_on_every_engine(seed: dict[str, Any]) -> None:
@@ -259,3 +261,58 @@ def test_another_host_than_this_machine_gets_a_warning() -> None:
         process.wait(30)
     assert first.startswith("warning: serving on 0.0.0.0: anyone who can reach this address")
     assert second.startswith("gotmpl2jinja playground on http://0.0.0.0:")
+
+
+def test_a_refusal_has_the_clis_message_line_and_column(client: TestClient,
+                                                        tmp_path: Path) -> None:
+    source = 'x\n{{ range .Messages }}{{ printf "%#v" . }}{{ end }}'
+    answer = client.post("/api/convert", json={"text": source, "name": "refused.gotmpl"})
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    (tmp_path / "refused.gotmpl").write_text(source)
+    ran = CliRunner().invoke(cli, ["convert", str(tmp_path / "refused.gotmpl"), "--no-check"])
+    assert ran.exit_code == 1
+    assert error["message"] == ran.output.strip().replace(str(tmp_path) + "/", "")
+    assert (error["line"], error["col"]) == (2, 25)  # the printf's verb
+
+
+def test_with_a_vocabulary_each_engine_has_its_token_view(client: TestClient,
+                                                          seed: dict[str, Any]) -> None:
+    from gotmpl2jinja.engines.tokenizer import shipped_vocabularies, tokenizer_state, vocabulary
+
+    assert tokenizer_state() is None, "gotmpl2jinja engines install tokenizer"
+    choices = client.get("/api/choices").json()
+    assert "qwen2" in choices["vocabularies"]
+    request = {**seed, "vocab": "shipped:qwen2"}
+    converted = client.post("/api/convert", json={**request, "jinja": None}).json()
+    found = render(client, {**request, "jinja": converted["jinja"]}, CHAT).json()
+    assert found["compared_on"].startswith("token IDs of ggml-vocab-qwen2.gguf")
+    go = found["go"]["text"]
+    ids = vocabulary(shipped_vocabularies()["qwen2"]).tokenize([go], add_special=True)[0]
+    jinja2 = next(row for row in found["engines"] if row["engine"] == "jinja2")
+    assert jinja2["agrees"] and jinja2["tokens"]["first_difference"] is None
+    assert [i for i, _ in jinja2["tokens"]["ollama"]] == ids
+    assert jinja2["tokens"]["ollama"][0][1] == "<|im_start|>"  # a special token, one piece
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An Ollama store with one model, `tiny`, whose template is the seed's."""
+    from test_store import install, layer, manifest_bytes
+
+    root = tmp_path_factory.mktemp("models")
+    layers = [layer(root, "template", SEED.read_bytes())]
+    install(root, "manifests/registry.ollama.ai/library/tiny/latest",
+            manifest_bytes(root, layers, {"model_format": "gguf"}))
+    return root
+
+
+def test_an_installed_model_is_offered_and_read(store: Path) -> None:
+    app = create_app(models_dir=store, timeout=TEST_RENDER_TIMEOUT, warm=False)
+    with TestClient(app) as local:
+        assert local.get("/api/choices").json()["models"] == ["tiny:latest"]
+        converted = local.post("/api/convert", json={"model": "tiny", "check": False})
+        assert converted.status_code == 200, converted.text
+        ran = CliRunner().invoke(cli, ["convert", "ollama:tiny", "--no-check",
+                                       "--ollama-store", str(store)])
+        assert converted.json()["jinja"] == ran.stdout

@@ -272,3 +272,24 @@ def test_bad_inputs_and_a_template_that_loops_are_errors_and_the_page_goes_on(
 def translate_click(page: Any, text: str) -> None:
     page.get_by_test_id("template-input").fill(text)
     page.get_by_test_id("translate").click()
+
+
+def test_a_shipped_vocabulary_gives_the_token_view(page: Any) -> None:
+    page.get_by_test_id("vocab-select").select_option("shipped:qwen2")
+    translate(page, SEED.read_text())
+    tokens = page.get_by_test_id("tokens")
+    assert "(the same ids)" in tokens.locator("h3").inner_text()
+    first = tokens.locator("tr").nth(1).locator("td")
+    assert first.nth(2).inner_text() == "<|im_start|>"  # Ollama's first token, special
+    assert first.nth(1).inner_text() == first.nth(3).inner_text()  # the same id
+    shoot(page, "serve-tokens.png")
+
+
+def test_a_download_is_the_file_convert_writes(page: Any, tmp_path: Path) -> None:
+    translate(page, SEED.read_text())
+    with page.expect_download() as download:
+        page.get_by_test_id("download-jinja").click()
+    saved = tmp_path / "chat_template.jinja"
+    download.value.save_as(saved)
+    assert download.value.suggested_filename == "chat_template.jinja"
+    assert saved.read_text() == page.get_by_test_id("jinja-output").get_attribute("data-text")

@@ -60,6 +60,7 @@ def serve(port: int, host: str, open_browser: bool, store: str | None, timeout: 
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # before the address is printed: a client may connect at once
     except OSError as exc:
         sock.close()
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
