@@ -22,7 +22,6 @@ from gotmpl2jinja.cli.main import cli
 from gotmpl2jinja.emit.runtime import MACROS_INTRO, MACROS_OUTRO
 from gotmpl2jinja.serve.app import MAX_BODY, create_app
 from gotmpl2jinja.serve.worker import Worker
-from gotmpl2jinja.verify.conversation import ConversationError, validate
 
 SEED = FIXTURES / "seeds" / "002_qwen-style.gotmpl"
 CHAT = {"messages": [{"role": "user", "content": "Hello"}]}
@@ -132,15 +131,21 @@ def test_a_modelfiles_system_rule_applies_on_both_sides(client: TestClient) -> N
                if row["out_of_scope"] is None)
 
 
-def test_a_bad_conversation_is_refused_as_verify_refuses_it(client: TestClient,
-                                                            seed: dict[str, Any]) -> None:
+def test_a_conversation_is_read_as_the_render_command_reads_it(
+        client: TestClient, seed: dict[str, Any], tmp_path: Path) -> None:
     broken = render(client, seed, '{"messages": [\n  {"role": "user",}]}').json()["error"]
     assert broken["where"] == "conversation"
     assert (broken["line"], broken["col"]) == (2, 19)  # at the "}" after the comma
-    odd = {"messages": [{"role": "user", "content": "hi", "nmae": "x"}]}
-    with pytest.raises(ConversationError) as refused:
-        validate(odd)
-    assert render(client, seed, odd).json()["error"]["message"] == str(refused.value)
+    wrong = {"messages": [{"role": "user", "content": 5}]}
+    (tmp_path / "wrong.json").write_text(json.dumps(wrong))
+    ran = CliRunner().invoke(cli, ["render", str(SEED), str(tmp_path / "wrong.json")])
+    assert ran.exit_code == 1
+    assert render(client, seed, wrong).json()["error"]["message"] == ran.output.strip()
+    # as Ollama's server reads a body: what cannot reach the template is named, not refused
+    body = {"model": "qwen", "stream": False, "messages": [{"role": "user", "content": "hi"}]}
+    found = render(client, seed, body).json()
+    assert found["notes"][0].startswith("note: ignored what cannot reach the template")
+    assert "model" in found["notes"][0] and "stream" in found["notes"][0]
     flags = render(client, seed, CHAT, continue_final_message=True).json()["error"]
     assert "continue_final_message" in flags["message"]
 

@@ -7,7 +7,7 @@ of the runtime-macro block it folds). Everything runs inside the worker process
 (`serve.worker`), one request at a time.
 
 May depend on: emit (the runtime block's markers), engines (the shipped vocabularies),
-errors, ollama, pipeline, verify (the conversation's error).
+errors, ollama, pipeline, verify (the conversation read as Ollama's server reads a request).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from gotmpl2jinja.ollama.vocab import (
 )
 from gotmpl2jinja.pipeline.rendering import with_flags
 from gotmpl2jinja.verify.conversation import ConversationError
+from gotmpl2jinja.verify.request import checked_by_go, read_chat_request
 
 #: The host flags the page sets beside the conversation.
 FLAGS = ("think", "add_generation_prompt", "continue_final_message")
@@ -195,13 +196,23 @@ def facts(request: dict[str, Any], models_dir: Path | None,
     return facts_json(explicit_facts(bos == "on", found) if bos in ("on", "off") else found)
 
 
-def check_conversation(request: dict[str, Any], models_dir: Path | None,
-                       uploads: dict[str, Path]) -> dict[str, Any]:
-    """The conversation editor's text with the host's flags, checked as `render` reads it."""
+def read_conversation(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The conversation editor's text read as the `render` command reads a conversation file:
+    as Ollama's server reads an /api/chat body (`verify.request`; a key that cannot reach
+    the template is named in a note), the reading checked by Go; and its notes."""
     text = request.get("conversation")
     if not isinstance(text, str):
         raise ConversationError("give the conversation as JSON text")
-    return {"conversation": with_flags(pipeline.read_conversation(text), **flags(request))}
+    chat = checked_by_go(read_chat_request(text))
+    note = chat.note()
+    return chat.conversation, [note] if note else []
+
+
+def check_conversation(request: dict[str, Any], models_dir: Path | None,
+                       uploads: dict[str, Path]) -> dict[str, Any]:
+    """The conversation editor's text with the host's flags, checked as `render` reads it."""
+    conversation, notes = read_conversation(request)
+    return {"conversation": with_flags(conversation, **flags(request)), "notes": notes}
 
 
 def render(request: dict[str, Any], models_dir: Path | None,
@@ -210,12 +221,10 @@ def render(request: dict[str, Any], models_dir: Path | None,
     error, whether it agrees with Go, where it first differs, its tokens with a vocabulary."""
     source = read_input(request, models_dir)
     jinja = given_jinja(request, "render")
-    text = request.get("conversation")
-    if not isinstance(text, str):
-        raise ConversationError("give the conversation as JSON text")
+    conversation, notes = read_conversation(request)
     options = bos_options(request, uploads)
     bos = pipeline.bos_facts(source, **options)
-    found = pipeline.render(source, text, jinja=jinja, bos=bos,
+    found = pipeline.render(source, conversation, jinja=jinja, bos=bos,
                             tokens=tokens_of(options["gguf"]), **flags(request))
     rows = [{"engine": name, "server": r.server, "text": r.text, "error": r.error,
              "out_of_scope": r.out_of_scope, "agrees": r.agrees, "expected": r.expected,
@@ -227,7 +236,7 @@ def render(request: dict[str, Any], models_dir: Path | None,
     return {"go": {"text": found.go.text, "error": found.go.error, "refused": found.go.refused},
             "engines": rows, "conversation": found.conversation, "call": found.call,
             "specials": found.specials, "compared_on": found.compared_on,
-            "notes": [note.text for note in found.notes]}
+            "notes": notes + [note.text for note in found.notes]}
 
 
 def tokens_of(gguf: Path | None) -> Any:

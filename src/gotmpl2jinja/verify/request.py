@@ -197,8 +197,8 @@ def read_chat_request(text: str, name: str = "conversation") -> ChatRequest:
     try:
         body = json.loads(text, object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
-        raise ConversationError(f"{name}:{exc.lineno}:{exc.colno}: not valid JSON: "
-                                f"{exc.msg}") from None
+        raise ConversationError(f"not valid JSON: {exc.msg}", name=name, line=exc.lineno,
+                                col=exc.colno) from None  # (printed FILE:LINE:COL: …)
     except (ValueError, RecursionError) as exc:
         raise ConversationError(f"{name}: not JSON Ollama can read ({exc})") from None
     try:
