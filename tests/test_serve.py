@@ -321,3 +321,23 @@ def test_an_installed_model_is_offered_and_read(store: Path) -> None:
         ran = CliRunner().invoke(cli, ["convert", "ollama:tiny", "--no-check",
                                        "--ollama-store", str(store)])
         assert converted.json()["jinja"] == ran.stdout
+
+
+def test_an_uploaded_gguf_decides_bos_on_both_sides(client: TestClient) -> None:
+    from gotmpl2jinja.engines.tokenizer import shipped_vocabularies
+
+    gguf = shipped_vocabularies()["llama-spm"]  # SentencePiece: its tokenizer adds BOS
+    answer = client.post("/api/upload?kind=gguf&name=model.gguf", content=gguf.read_bytes())
+    assert answer.status_code == 200, answer.text
+    facts = answer.json()["facts"]
+    assert facts["adds_bos"] is True and facts["bos_token"] == "<s>"
+    request = {"text": "{{ range .Messages }}[{{ .Role }}] {{ .Content }}\n{{ end }}",
+               "name": "t.gotmpl", "vocab": answer.json()["id"]}
+    converted = client.post("/api/convert", json=request).json()
+    assert all(v.startswith("equivalent") for v in converted["verdict"].values())
+    found = render(client, {**request, "jinja": converted["jinja"]}, CHAT).json()
+    assert found["go"]["text"] == "[user] Hello\n"  # Ollama's tokenizer adds BOS itself
+    jinja2 = next(row for row in found["engines"] if row["engine"] == "jinja2")
+    assert jinja2["text"] == "<s>[user] Hello\n" == jinja2["expected"] and jinja2["agrees"]
+    assert [i for i, _ in jinja2["tokens"]["ollama"]] == [i for i, _ in
+                                                         jinja2["tokens"]["engine"]]
