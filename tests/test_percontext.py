@@ -245,3 +245,26 @@ def test_the_sweep_gives_the_compared_count_per_context_and_its_totals() -> None
     assert ("**Compared per runtime context**" in text
             and "minja-server 211 of 400 (53%), 1 template(s) short: b (cap reached: 4000 "
                 "draws of its own)." in text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The regenerated sweeps
+
+
+@pytest.mark.parametrize(("document", "contexts"), [
+    ("sweep-ollama-jinja.md", ["ollama-jinja"]),
+])
+def test_the_sweeps_give_each_contexts_compared_cases(document: str,
+                                                      contexts: list[str]) -> None:
+    """Each row gives the cases a runtime context compared; the totals are 90% of the case
+    budget on each context, or the templates short of it are named with why."""
+    text = (ROOT / "docs" / document).read_text(encoding="utf-8")
+    line = text.split("**Compared per runtime context**", 1)[1].split("\n", 1)[0]
+    rows = [row for row in text.splitlines() if row.startswith("| ") and "| translated |" in row]
+    assert rows
+    for context in contexts:
+        total = line.split(f" {context} ", 1)[1].split(";", 1)[0]
+        compared, budget = (int(n) for n in total.split(" (", 1)[0].split(" of "))
+        assert compared >= 0.9 * budget or "template(s) short: " in total, total
+        for row in rows:
+            assert " compared" in row, row
