@@ -202,7 +202,7 @@ def test_huge_integer_in_a_conversation_is_one_line(tmp_path: Path) -> None:
                     '"properties": {}, "x": ' + "9" * 5000 + "}}}]}")
     result = run("render", str(CHATML), str(conv))
     assert result.exit_code == 1
-    assert "a number Ollama cannot read" in result.output and "4300 digits" in result.output
+    assert "a number this tool cannot read" in result.output and "4300 digits" in result.output
     no_traceback(result)
 
 

@@ -291,7 +291,7 @@ def test_generator_findings_are_translated_exactly(name: str) -> None:
 
 @pytest.mark.parametrize("source", [
     '{{ range .Messages }}{{ printf "%#v" . }}{{ end }}',  # Go syntax of a message
-    '{{ range .Tools }}{{ printf "%T" . }}{{ end }}{{ range .Messages }}{{ end }}',  # a tool's type
+    '{{ range .Tools }}{{ printf "%#v" . }}{{ end }}{{ range .Messages }}{{ end }}',  # %#v: a tool
     # a legacy template's variable holding an int and a string (slow run, seed 13, 2026-12-03)
     "{{- range $x := 0 -}}{{- $x = . | print -}}{{- end -}}",
 ])

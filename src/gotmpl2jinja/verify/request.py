@@ -199,8 +199,10 @@ def read_chat_request(text: str, name: str = "conversation") -> ChatRequest:
     except json.JSONDecodeError as exc:
         raise ConversationError(f"not valid JSON: {exc.msg}", name=name, line=exc.lineno,
                                 col=exc.colno) from None  # (printed FILE:LINE:COL: …)
-    except (ValueError, RecursionError) as exc:
-        raise ConversationError(f"{name}: not JSON Ollama can read ({exc})") from None
+    except RecursionError:
+        raise ConversationError(f"{name}: the JSON nests too deeply") from None
+    except ValueError as exc:  # (Python's int limit: Go would read the digits where it skips)
+        raise ConversationError(f"{name}: a number this tool cannot read ({exc})") from None
     try:
         return chat_request(body, text)
     except ConversationError as exc:
@@ -271,7 +273,8 @@ def _as_body(value: Any, struct: str, variant: int) -> Any:
     if struct == "message":
         if "content" not in value and variant % 2:
             out["Content"] = None  # (Go's zero value, as absent)
-        out["images" if variant % 2 else "Images"] = []
+        # (no "images": [] — Go keeps it as an empty list, which `json` of a message prints as
+        # `[]` where the reading, which has no images, prints `null`)
         out["x_unknown"] = variant
     if struct == "request":
         out.update(_CLIENT_KEYS)

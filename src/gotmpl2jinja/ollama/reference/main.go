@@ -148,8 +148,9 @@ func sameRequest(req *request) response {
 	if err := json.Unmarshal(req.Conversations[0], &reading); err != nil {
 		return response{ID: req.ID, Kind: "request", Error: "the reading does not decode: " + err.Error()}
 	}
-	// A message's `"images": []` is read as no images: the two differ only in `%#v` of
-	// `.Images` (which no translation prints), so they are compared alike.
+	// A message's `"images": []` is read as no images: alike for every field the template
+	// reads, but `json` or `%v` of a whole message prints `[]` for it and `null` without it
+	// (the generator sends no empty images for that reason; `render` renders the body itself).
 	for _, c := range []*ChatRequest{&body, &reading} {
 		for i := range c.Messages {
 			if len(c.Messages[i].Images) == 0 {
