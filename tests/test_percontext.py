@@ -252,6 +252,7 @@ def test_the_sweep_gives_the_compared_count_per_context_and_its_totals() -> None
 
 
 @pytest.mark.parametrize(("document", "contexts"), [
+    ("sweep.md", ["llamacpp-server", "minja-server"]),
     ("sweep-llama-server.md", ["llamacpp-server", "minja-server"]),
     ("sweep-ollama-jinja.md", ["ollama-jinja"]),
 ])
