@@ -178,6 +178,21 @@ def test_render_refuses_a_bad_conversation_at_its_place() -> None:
         render(source, {"messages": [{"role": "user", "content": 3}]}, engines=FAST)
 
 
+def test_render_reads_an_api_chat_body_as_the_render_command_does() -> None:
+    # one reader for the CLI, the page and the API: a client's body with keys Ollama ignores,
+    # another case and a null content renders, with one note naming what it ignored
+    source = read_input(text=CHATML, name="chatml.gotmpl")
+    body = ('{"model": "qwen3:8b", "stream": false, "keep_alive": "5m", "Messages": '
+            '[{"Role": "user", "Content": "Hi", "images": []}, {"role": "assistant", '
+            '"content": null}]}')
+    heard: list[str] = []
+    result = render(source, body, engines=FAST, on_note=lambda n: heard.append(n.text))
+    assert result.go.text == ("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+                              "<|im_end|>\n<|im_start|>assistant\n")  # (the file ends in \n)
+    assert all(r.agrees for r in result.engines.values())
+    assert len(heard) == 1 and heard[0].endswith(": model, stream, keep_alive, messages[0].images")
+
+
 def test_verify_reports_progress_and_minimal_divergences() -> None:
     source = read_input(text=CHATML, name="chatml.gotmpl")
     wrong = (ROOT / "fixtures" / "golden" / "llama3-instruct.jinja").read_text()

@@ -13,7 +13,6 @@ May depend on: `emit`, `errors`, `ollama`, `pipeline.reading`, `verify`.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,10 +24,11 @@ from gotmpl2jinja.ollama.vocab import BosFacts
 from gotmpl2jinja.pipeline.reading import Note, Notes, OnNote, go_syntax_placed, placed_in
 from gotmpl2jinja.verify.check import bos_rule
 from gotmpl2jinja.verify.closed import host_call
-from gotmpl2jinja.verify.conversation import ConversationError, validate
+from gotmpl2jinja.verify.conversation import validate
 from gotmpl2jinja.verify.goside import go_renderer
 from gotmpl2jinja.verify.harness import render_case
 from gotmpl2jinja.verify.outcomes import Outcome
+from gotmpl2jinja.verify.request import checked_by_go, read_chat_request
 from gotmpl2jinja.verify.tokens import TRANSFORMERS, TokenLevel, convention, template_specials
 
 
@@ -122,18 +122,18 @@ class RenderResult:
         return data
 
 
-def read_conversation(text: str, name: str = "conversation") -> dict[str, Any]:
-    """A conversation's JSON text as the contract's object; a text that is not JSON is an
-    error at its line and column (`FILE:LINE:COL`), one outside the contract a sentence."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConversationError(f"not valid JSON: {exc.msg}", name=name, line=exc.lineno,
-                                col=exc.colno) from None
-    except (ValueError, RecursionError) as exc:
-        raise ConversationError(f"{name}: not a conversation this tool can read ({exc})"
-                                ) from None
-    return validate(value)
+def read_conversation(text: str, name: str = "conversation",
+                      on_note: OnNote | None = None) -> dict[str, Any]:
+    """A conversation's JSON text read as Ollama's server reads an /api/chat body
+    (`verify.request`: the reader of the `render` command and the playground alike), the
+    reading checked by Go, as the contract's object. A key that cannot reach the template is
+    named in one note; a text that is not JSON is an error at its line and column
+    (`FILE:LINE:COL`), one Ollama refuses is refused in Go's words."""
+    request = checked_by_go(read_chat_request(text, name))
+    note = request.note()
+    if note:
+        Notes(on_note).add("note", note)
+    return validate(request.conversation)
 
 
 def with_flags(conversation: dict[str, Any], *, think: bool | str | None = None,
@@ -160,7 +160,8 @@ def render(source: Source, conversation: str | dict[str, Any], *, jinja: str | N
     (`token_level`; then each engine has its token view). `now` pins the clock of both sides
     (default: the harness's fixed instant)."""
     notes = Notes(on_note)
-    conv = read_conversation(conversation) if isinstance(conversation, str) else conversation
+    conv = (read_conversation(conversation, on_note=notes) if isinstance(conversation, str)
+            else conversation)
     conv = with_flags(conv, think=think, add_generation_prompt=add_generation_prompt,
                       continue_final_message=continue_final_message)
     if jinja is None:

@@ -29,9 +29,9 @@ from gotmpl2jinja.ollama.vocab import (
     facts_from_gguf,
     facts_from_tokenizer_config,
 )
+from gotmpl2jinja.pipeline.reading import Notes
 from gotmpl2jinja.pipeline.rendering import with_flags
 from gotmpl2jinja.verify.conversation import ConversationError
-from gotmpl2jinja.verify.request import checked_by_go, read_chat_request
 
 #: The host flags the page sets beside the conversation.
 FLAGS = ("think", "add_generation_prompt", "continue_final_message")
@@ -203,9 +203,8 @@ def read_conversation(request: dict[str, Any]) -> tuple[dict[str, Any], list[str
     text = request.get("conversation")
     if not isinstance(text, str):
         raise ConversationError("give the conversation as JSON text")
-    chat = checked_by_go(read_chat_request(text))
-    note = chat.note()
-    return chat.conversation, [note] if note else []
+    notes = Notes()
+    return pipeline.read_conversation(text, on_note=notes), [n.text for n in notes]
 
 
 def check_conversation(request: dict[str, Any], models_dir: Path | None,
