@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -79,3 +80,17 @@ def shipped_vocab(name: str) -> Path:
     vocabularies = shipped_vocabularies()
     assert name in vocabularies, f"the sdist ships no ggml-vocab-{name}.gguf"
     return vocabularies[name]
+
+
+def record_renders(monkeypatch: pytest.MonkeyPatch, engine: Any) -> list[dict[str, Any]]:
+    """The contexts `engine` is asked to render from now on, in order (its `render_many`
+    wrapped): what a harness sends a context, where the verdict alone cannot tell."""
+    sent: list[dict[str, Any]] = []
+    real = engine.render_many
+
+    def recording(template: str, contexts: list[dict[str, Any]], **kwargs: Any) -> Any:
+        sent.extend(contexts)
+        return real(template, contexts, **kwargs)
+
+    monkeypatch.setattr(engine, "render_many", recording)
+    return sent

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import record_renders
 
 from gotmpl2jinja.emit import translate
 from gotmpl2jinja.engines.base import (
@@ -306,14 +307,7 @@ def test_verify_renders_only_in_scope_cases_on_llama_server(
     go = SEED.read_text(encoding="utf-8")
     jinja = translate(go)
     engine = get_engine("llamacpp-server")
-    sent: list[dict[str, Any]] = []
-    real = engine.render_many
-
-    def recording(template: str, contexts: list[dict[str, Any]], **kwargs: Any) -> Any:
-        sent.extend(contexts)
-        return real(template, contexts, **kwargs)
-
-    monkeypatch.setattr(engine, "render_many", recording)
+    sent = record_renders(monkeypatch, engine)
     result = verify_template(go, jinja, cases=120, engines=["llamacpp-server"], seed=3)
     tally = result.counts["llamacpp-server"]
     rng = random.Random(3)

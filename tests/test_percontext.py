@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import record_renders
 
 from gotmpl2jinja.batch.files import summary_line
 from gotmpl2jinja.batch.sweep import SweepRow, engine_cell, to_markdown
@@ -167,14 +168,7 @@ def test_the_main_draw_is_rendered_first_and_every_own_draw_is_in_scope(
     go = SEED.read_text(encoding="utf-8")
     jinja = translate(go)
     engine = get_engine("minja-server")
-    sent: list[dict[str, Any]] = []
-    real = engine.render_many
-
-    def recording(template: str, contexts: list[dict[str, Any]], **kwargs: Any) -> Any:
-        sent.extend(contexts)
-        return real(template, contexts, **kwargs)
-
-    monkeypatch.setattr(engine, "render_many", recording)
+    sent = record_renders(monkeypatch, engine)
     result = verify_template(go, jinja, cases=30, engines=["minja-server"], seed=4)
     tally = result.counts["minja-server"]
     rng = random.Random(4)
