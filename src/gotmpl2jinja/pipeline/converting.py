@@ -197,9 +197,3 @@ def flags_note(template: str, locate: Callable[[int, int], tuple[int, int | None
     line, col = locate(int(where.group(1)), int(where.group(2)))
     return f"{line}:{col}: {note}{where.group(3)}", (line, col)
 
-
-def flags_line(template: str, locate: Callable[[int, int], tuple[int, int | None]]
-               ) -> str | None:
-    """`flags_note`'s line alone (what follows the input's name), None when there is none."""
-    found = flags_note(template, locate)
-    return None if found is None else found[0]
