@@ -41,10 +41,8 @@ from __future__ import annotations
 import atexit
 import json
 import re
-import sys
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, NoReturn
 
 from gotmpl2jinja.errors import (
@@ -66,8 +64,6 @@ __all__ = [
     "check_parse",
     "execute_path",
     "llama_server_bodies",
-    "load_conversation",
-    "read_conversation_text",
     "render",
     "render_many",
     "shared_renderer",
@@ -427,24 +423,6 @@ def _decode_text(text: str, name: str = "conversation") -> Any:
         raise ReferenceRendererError(f"{name}: a number Ollama cannot read ({exc})") from None
     except RecursionError:
         raise ReferenceRendererError(f"{name}: the JSON nests too deeply") from None
-
-
-def read_conversation_text(path: str) -> str:
-    """A conversation file's JSON text (`-` for standard input), checked against the format;
-    `render` passes the text itself to Go, as Ollama's server gets it."""
-    name = "<stdin>" if path == "-" else path
-    raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ReferenceRendererError(f"{name}: not UTF-8 ({exc.reason})") from None
-    check_conversation(_decode_text(text, name))
-    return text
-
-
-def load_conversation(path: str) -> dict[str, Any]:
-    """Read a conversation JSON file (`-` for standard input); a bad file gives FILE:LINE:COL."""
-    return json.loads(read_conversation_text(path))  # type: ignore[no-any-return]
 
 
 _shared: ReferenceRenderer | None = None
